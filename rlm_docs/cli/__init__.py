@@ -1,0 +1,40 @@
+"""The `rlm-docs` command line.
+
+Each subcommand lives in its own module exposing `register(subparsers)`, which adds a parser
+whose `func` default takes the parsed namespace and returns an exit code. User mistakes raise
+`RlmDocsError`; they are printed as one clear line and exit non-zero, never as a traceback.
+"""
+
+import argparse
+import importlib
+import sys
+
+from rlm_docs.errors import RlmDocsError
+
+_COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (exposed for tests and docs)."""
+    parser = argparse.ArgumentParser(
+        prog="rlm-docs",
+        description="Recursive language models over document collections.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in _COMMANDS:
+        importlib.import_module(f"rlm_docs.cli.{name}_cmd").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RlmDocsError as exc:
+        print(f"rlm-docs {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"rlm-docs {args.command}: interrupted", file=sys.stderr)
+        return 130

