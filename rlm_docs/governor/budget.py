@@ -1,0 +1,38 @@
+"""Per-question limits on every axis of effort; None means unlimited."""
+
+from dataclasses import dataclass, fields
+
+from rlm_docs.errors import ConfigError
+
+_INT_FIELDS = ("max_steps", "max_sub_calls", "max_input_tokens", "max_output_tokens", "max_depth")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Hard limits for one question (including every child RLM it spawns)."""
+
+    max_steps: int | None = 20
+    max_sub_calls: int | None = 100
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_cost_usd: float | None = None
+    max_wall_s: float | None = None
+    max_depth: int = 1
+    max_concurrency: int = 8
+    soft_fraction: float = 0.8
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.name not in ("max_depth", "max_concurrency", "soft_fraction"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"budget {f.name}: expected a number, got {value!r}")
+            if f.name in (*_INT_FIELDS, "max_concurrency") and not isinstance(value, int):
+                raise ConfigError(f"budget {f.name}: expected a whole number, got {value!r}")
+            if value < 0:
+                raise ConfigError(f"budget {f.name}: must not be negative, got {value!r}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"budget max_concurrency: must be >= 1, got {self.max_concurrency}")
+        if not 0 < self.soft_fraction <= 1:
+            raise ConfigError(f"budget soft_fraction: must be in (0, 1], got {self.soft_fraction}")

@@ -1,0 +1,383 @@
+"""The cost governor: every model call of a question goes through `Governor.call`.
+
+Each call is checked against every budget axis *before* it is made, reserving its projected
+input tokens, output allowance, dollars and sub-call slot atomically (one lock per governor
+tree), so concurrent sub-calls can never overshoot; after the call the reservation is settled
+with the actual usage. A child governor (for a recursive `rlm_query`) gets a share of what is
+left; its usage is added to every ancestor exactly once, and all write into one `Ledger`.
+
+Input tokens are projected with tiktoken before the call and settled with the provider's count;
+output tokens and dollars are enforced by capping `max_tokens`, so they hold as long as the
+provider honours `max_tokens`.
+"""
+
+import math
+import threading
+import time
+from typing import Any
+
+from rlm_docs.errors import ConfigError
+from rlm_docs.governor.budget import Budget
+from rlm_docs.governor.exceeded import BudgetExceeded, format_amount
+from rlm_docs.governor.ledger import ROLES, Ledger, LedgerEntry
+from rlm_docs.models.base import Client, Completion, Usage
+from rlm_docs.models.prices import Price, price_of, to_nano
+from rlm_docs.tokens import count_message_tokens
+
+# Consumable axes shared with ancestors; costs are held in integer nano-dollars.
+_AXES = ("sub_calls", "input_tokens", "output_tokens", "cost_nano")
+
+
+def _zero() -> dict[str, int]:
+    return dict.fromkeys(_AXES, 0)
+
+
+class Governor:
+    """Budget enforcement and accounting for one question (see module docstring)."""
+
+    def __init__(
+        self,
+        budget: Budget | None = None,
+        *,
+        ledger: Ledger | None = None,
+        question_id: str = "",
+    ) -> None:
+        self.budget = budget or Budget()
+        self.ledger = ledger if ledger is not None else Ledger()
+        self.question_id = question_id
+        self.depth = 0
+        self._parent: Governor | None = None
+        self._parent_call: str | None = None
+        self._lock = threading.RLock()
+        self._init_state()
+
+    def _init_state(self) -> None:
+        self._semaphore = threading.BoundedSemaphore(self.budget.max_concurrency)
+        self._started = time.monotonic()
+        self._used = _zero()
+        self._reserved = _zero()
+        self._steps = 0
+        self._steps_total = 0
+        self._calls = 0
+        self._cache_hits = 0
+        self._cached_tokens = 0
+        self._max_depth = self.depth
+        self._last_root_call: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Governor(question_id={self.question_id!r}, depth={self.depth}, {self.budget})"
+
+    # -- limits -------------------------------------------------------------------------------
+
+    def _chain(self) -> list["Governor"]:
+        chain, node = [], self
+        while node is not None:
+            chain.append(node)
+            node = node._parent
+        return chain
+
+    def _limit(self, axis: str) -> int | None:
+        b = self.budget
+        if axis == "cost_nano":
+            return None if b.max_cost_usd is None else to_nano(b.max_cost_usd)
+        return {
+            "sub_calls": b.max_sub_calls,
+            "input_tokens": b.max_input_tokens,
+            "output_tokens": b.max_output_tokens,
+        }[axis]
+
+    def _left(self, axis: str) -> int | None:
+        limit = self._limit(axis)
+        return None if limit is None else limit - self._used[axis] - self._reserved[axis]
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _refuse(self, axis: str, needed: float | None = None) -> BudgetExceeded:
+        if axis == "cost_nano":
+            limit = self._limit(axis) or 0
+            spent = self._used[axis] + self._reserved[axis]
+            extra = None if needed is None else needed / 1e9
+            return BudgetExceeded("cost_usd", limit / 1e9, spent / 1e9, extra)
+        limit = self._limit(axis) or 0
+        return BudgetExceeded(axis, limit, self._used[axis] + self._reserved[axis], needed)
+
+    def _check_wall(self) -> None:
+        for g in self._chain():
+            if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
+                raise BudgetExceeded("wall_s", g.budget.max_wall_s, g._elapsed())
+
+    def _reserve(
+        self, role: str, messages: list[dict], price: Price | None, sampling: dict
+    ) -> dict:
+        """Check every axis along the chain and book this call's share; returns the booking."""
+        chain = self._chain()
+        self._check_wall()
+        booking = _zero()
+        booking["sub_calls"] = int(role == "sub")
+        booking["input_tokens"] = count_message_tokens(messages)
+        max_tokens = sampling.get("max_tokens")
+        for g in chain:
+            for axis in ("sub_calls", "input_tokens"):
+                left = g._left(axis)
+                if left is not None and booking[axis] > left:
+                    raise g._refuse(axis, booking[axis] if axis == "input_tokens" else None)
+            out_left = g._left("output_tokens")
+            if out_left is not None:
+                if out_left <= 0:
+                    raise g._refuse("output_tokens")
+                max_tokens = out_left if max_tokens is None else min(max_tokens, out_left)
+            cost_left = g._left("cost_nano")
+            if cost_left is not None and price is not None:
+                input_nano = to_nano(price.cost(_input_only(booking["input_tokens"])))
+                if input_nano > cost_left:
+                    raise g._refuse("cost_nano", input_nano)
+                per_token = price.output * 1000  # nano-dollars per output token
+                if per_token > 0:
+                    affordable = math.floor((cost_left - input_nano) / per_token)
+                    if affordable <= 0:
+                        raise g._refuse("cost_nano", input_nano + per_token)
+                    max_tokens = affordable if max_tokens is None else min(max_tokens, affordable)
+        booking["output_tokens"] = max_tokens or 0
+        if price is not None:
+            booking["cost_nano"] = to_nano(
+                price.cost(_input_only(booking["input_tokens"]))
+            ) + math.ceil((max_tokens or 0) * price.output * 1000)
+        for g in chain:
+            for axis in _AXES:
+                g._reserved[axis] += booking[axis]
+        sampling["max_tokens"] = max_tokens
+        return booking
+
+    def _needs_price(self) -> bool:
+        return any(g.budget.max_cost_usd is not None for g in self._chain())
+
+    # -- public API -----------------------------------------------------------------------------
+
+    def call(
+        self,
+        client: Client,
+        messages: list[dict],
+        *,
+        role: str,
+        depth: int | None = None,
+        final: bool = False,
+        **sampling: Any,
+    ) -> Completion:
+        """Make one model call within budget and record it; raises BudgetExceeded when refused.
+
+        `final=True` is the root's one last answering turn after a hard limit: it skips the checks
+        (so the run can end with an answer) but is still counted and recorded.
+        """
+        if role not in ROLES:
+            raise ConfigError(f"governor call role {role!r}: expected one of {', '.join(ROLES)}")
+        depth = self.depth if depth is None else depth
+        if depth > self.budget.max_depth:
+            raise BudgetExceeded("depth", self.budget.max_depth, depth)
+        price = price_of(client)
+        if price is None and self._needs_price():
+            raise ConfigError(
+                f"model {client.spec}: no price known for {client.model!r}, so a dollar budget "
+                "cannot be enforced; add it to a price table (RLM_DOCS_PRICES) or drop the "
+                "dollar limit"
+            )
+        sampling.setdefault("temperature", 0.0)
+        with self._semaphore:
+            with self._lock:
+                booking = _zero() if final else self._reserve(role, messages, price, sampling)
+                call_id = self.ledger.new_call_id()
+                parent_id = self._parent_call if role == "root" else self._last_root_call
+                if role == "root":
+                    self._last_root_call = call_id
+            started_at = time.time()
+            t0 = time.perf_counter()
+            try:
+                result = client.complete(messages, **sampling)
+            except Exception as exc:
+                self._settle(booking, None, depth)
+                self._record(client, role, depth, call_id, parent_id, started_at, None, exc, t0)
+                raise
+            self._settle(booking, result, depth)
+            self._record(client, role, depth, call_id, parent_id, started_at, result, None, t0)
+            return result
+
+    def _settle(self, booking: dict, result: Completion | None, depth: int) -> None:
+        actual = _zero()
+        if result is not None:
+            actual["sub_calls"] = booking["sub_calls"]
+            actual["input_tokens"] = result.usage.input_tokens
+            actual["output_tokens"] = result.usage.output_tokens
+            actual["cost_nano"] = to_nano(result.cost_usd)
+        with self._lock:
+            for g in self._chain():
+                for axis in _AXES:
+                    g._reserved[axis] -= booking[axis]
+                    g._used[axis] += actual[axis]
+                g._calls += 1
+                g._max_depth = max(g._max_depth, depth)
+                if result is not None:
+                    g._cache_hits += int(result.cached)
+                    g._cached_tokens += result.usage.cached_tokens
+
+    def _record(
+        self,
+        client: Client,
+        role: str,
+        depth: int,
+        call_id: str,
+        parent_id: str | None,
+        started_at: float,
+        result: Completion | None,
+        error: Exception | None,
+        t0: float,
+    ) -> None:
+        usage = result.usage if result else None
+        self.ledger.append(
+            LedgerEntry(
+                question_id=self.question_id,
+                depth=depth,
+                role=role,
+                model=result.model if result else client.model,
+                backend=client.backend,
+                input_tokens=usage.input_tokens if usage else 0,
+                output_tokens=usage.output_tokens if usage else 0,
+                cached_tokens=usage.cached_tokens if usage else 0,
+                cost_usd=result.cost_usd if result else 0.0,
+                latency_s=result.latency_s if result else time.perf_counter() - t0,
+                cached=result.cached if result else False,
+                usage_source=result.usage_source if result else "none",
+                error=None if error is None else f"{type(error).__name__}: {error}",
+                started_at=started_at,
+                call_id=call_id,
+                parent_id=parent_id,
+                price_known=result.price_known if result else True,
+                attempts=result.attempts if result else 0,
+            )
+        )
+
+    def step(self) -> None:
+        """Count one root step; raises BudgetExceeded once `max_steps` steps were taken."""
+        with self._lock:
+            limit = self.budget.max_steps
+            if limit is not None and self._steps >= limit:
+                raise BudgetExceeded("steps", limit, self._steps)
+            self._steps += 1
+            for g in self._chain():
+                g._steps_total += 1
+
+    def exhausted(self) -> str | None:
+        """The first hard-limit axis that is used up (here or in an ancestor), else None."""
+        with self._lock:
+            if self.budget.max_steps is not None and self._steps >= self.budget.max_steps:
+                return "steps"
+            for g in self._chain():
+                if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
+                    return "wall_s"
+                for axis in _AXES:
+                    left = g._left(axis)
+                    if left is not None and left <= 0:
+                        return "cost_usd" if axis == "cost_nano" else axis
+            return None
+
+    def _fractions(self) -> list[tuple[str, float, float, float]]:
+        """(axis, fraction, used, limit) for every limited axis of this governor."""
+        b = self.budget
+        rows = [
+            ("steps", self._steps, b.max_steps),
+            ("sub_calls", self._used["sub_calls"], b.max_sub_calls),
+            ("input_tokens", self._used["input_tokens"], b.max_input_tokens),
+            ("output_tokens", self._used["output_tokens"], b.max_output_tokens),
+            ("cost_usd", self._used["cost_nano"] / 1e9, b.max_cost_usd),
+            ("wall_s", self._elapsed(), b.max_wall_s),
+        ]
+        return [
+            (axis, (used / limit) if limit else 1.0, used, limit)
+            for axis, used, limit in rows
+            if limit is not None
+        ]
+
+    def notice(self) -> str | None:
+        """A short 'what is left' line once any axis passes `soft_fraction`, else None."""
+        with self._lock:
+            over = [row for row in self._fractions() if row[1] >= self.budget.soft_fraction]
+            if not over:
+                return None
+            parts = [
+                f"{min(frac, 1.0):.0%} of {_NOUNS[axis]} used "
+                f"({format_amount(axis, used)}/{format_amount(axis, limit)})"
+                for axis, frac, used, limit in over
+            ]
+            if self.budget.max_steps is not None:
+                left = max(self.budget.max_steps - self._steps, 0)
+                parts.append(f"{left} root step{'s' if left != 1 else ''} left")
+            return "Budget notice: " + "; ".join(parts) + "."
+
+    def child(self, share: float = 0.5) -> "Governor":
+        """A governor one level deeper with `share` of what is left on every axis.
+
+        Its calls go into the same ledger and count against this governor and all ancestors.
+        """
+        if not 0 < share <= 1:
+            raise ConfigError(f"child budget share must be in (0, 1], got {share}")
+        if self.depth + 1 > self.budget.max_depth:
+            raise BudgetExceeded("depth", self.budget.max_depth, self.depth + 1)
+        with self._lock:
+            b = self.budget
+
+            def part(left: float | None, whole: bool = True) -> Any:
+                if left is None:
+                    return None
+                value = max(left, 0) * share
+                return math.floor(value) if whole else value
+
+            cost_left = self._left("cost_nano")
+            wall_left = None if b.max_wall_s is None else b.max_wall_s - self._elapsed()
+            steps_left = None if b.max_steps is None else b.max_steps - self._steps
+            child_budget = Budget(
+                max_steps=None if steps_left is None else max(1, part(steps_left)),
+                max_sub_calls=part(self._left("sub_calls")),
+                max_input_tokens=part(self._left("input_tokens")),
+                max_output_tokens=part(self._left("output_tokens")),
+                max_cost_usd=None if cost_left is None else math.floor(part(cost_left)) / 1e9,
+                max_wall_s=part(wall_left, whole=False),
+                max_depth=b.max_depth,
+                max_concurrency=b.max_concurrency,
+                soft_fraction=b.soft_fraction,
+            )
+            kid = Governor(child_budget, ledger=self.ledger, question_id=self.question_id)
+            kid.depth = self.depth + 1
+            kid._parent = self
+            kid._parent_call = self._last_root_call
+            kid._lock = self._lock
+            kid._init_state()
+            return kid
+
+    def totals(self) -> dict[str, Any]:
+        """Roll-up of this governor and every child (children are already folded in)."""
+        with self._lock:
+            return {
+                "steps": self._steps_total,
+                "sub_calls": self._used["sub_calls"],
+                "input_tokens": self._used["input_tokens"],
+                "output_tokens": self._used["output_tokens"],
+                "cached_tokens": self._cached_tokens,
+                "cost_usd": self._used["cost_nano"] / 1e9,
+                "calls": self._calls,
+                "cache_hits": self._cache_hits,
+                "max_depth": self._max_depth,
+                "wall_s": self._elapsed(),
+            }
+
+
+_NOUNS = {
+    "steps": "root steps",
+    "sub_calls": "sub-calls",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "cost_usd": "dollars",
+    "wall_s": "wall time",
+}
+
+
+def _input_only(tokens: int) -> Usage:
+    return Usage(tokens, 0, 0)

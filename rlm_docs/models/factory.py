@@ -1,0 +1,52 @@
+"""`make_client(spec)`: the single place a model string becomes a ready client."""
+
+from importlib import import_module
+from typing import Any
+
+from rlm_docs.models.base import Client
+from rlm_docs.models.cache import CachedClient, ResponseCache, default_cache
+from rlm_docs.models.prices import PricesArg
+from rlm_docs.models.retry import RetryPolicy
+from rlm_docs.models.spec import parse_spec
+
+_HTTP_BACKENDS = {
+    "openai": ("rlm_docs.models.openai_client", "OpenAIClient"),
+    "mistral": ("rlm_docs.models.mistral_client", "MistralClient"),
+}
+
+
+def make_client(
+    spec: str,
+    *,
+    prices: PricesArg = None,
+    cache: ResponseCache | bool | None = True,
+    retry: RetryPolicy | None = None,
+    timeout_s: float = 120.0,
+) -> Client:
+    """Build the client for `spec` (see `rlm_docs.models.spec`).
+
+    HTTP backends read their API key from the environment now, so a missing key fails before
+    any run starts, and are wrapped in the response cache (`cache=True`: the default on-disk cache
+    unless RLM_DOCS_CACHE=off; a `ResponseCache` to choose one; False/None for none). Offline and
+    scripted clients cost nothing and are only cached when given an explicit `ResponseCache`.
+    """
+    parsed = parse_spec(spec)
+    client: Any
+    if parsed.backend == "offline":
+        client = import_module("rlm_docs.models.offline").OfflineClient()
+    elif parsed.backend == "scripted":
+        from rlm_docs.models.scripted import ScriptedClient
+
+        client = ScriptedClient.from_file(parsed.model, prices=prices)
+    else:
+        module, name = _HTTP_BACKENDS[parsed.backend]
+        client = getattr(import_module(module), name)(
+            parsed, prices=prices, retry=retry, timeout_s=timeout_s
+        )
+    if isinstance(cache, ResponseCache):
+        return CachedClient(client, cache)
+    if cache is True and parsed.backend in _HTTP_BACKENDS:
+        store = default_cache()
+        if store is not None:
+            return CachedClient(client, store)
+    return client

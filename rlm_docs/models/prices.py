@@ -1,0 +1,133 @@
+"""Dollar cost of a call from a dated price table, so budgets work even when providers send no price.
+
+Costs are computed in whole nano-dollars (1e-9 USD) and summed as integers, so a ledger total
+equals the governor's running total exactly, whatever order calls finished in.
+"""
+
+import json
+import os
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.errors import ConfigError
+from rlm_docs.models.base import Usage
+
+_DEFAULT_TABLE = Path(__file__).resolve().parents[1] / "data" / "prices.json"
+_NANO = Decimal(1_000_000_000)
+_FIELDS = ("input", "output", "cached_input")
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per 1M tokens."""
+
+    input: float
+    output: float
+    cached_input: float
+
+    def cost(self, usage: Usage) -> float:
+        """Cost of `usage`; cached input tokens are charged at the cached rate."""
+        fresh = max(usage.input_tokens - usage.cached_tokens, 0)
+        dollars = (
+            Decimal(fresh) * Decimal(str(self.input))
+            + Decimal(usage.cached_tokens) * Decimal(str(self.cached_input))
+            + Decimal(usage.output_tokens) * Decimal(str(self.output))
+        ) / Decimal(1_000_000)
+        nano = (dollars * _NANO).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+        return int(nano) / 1e9
+
+
+FREE = Price(0.0, 0.0, 0.0)
+
+
+def to_nano(usd: float) -> int:
+    """Integer nano-dollars of a cost produced by `Price.cost` (exact round trip)."""
+    return round(usd * 1e9)
+
+
+def sum_usd(costs: list[float]) -> float:
+    """Order-independent exact sum of costs."""
+    return sum(to_nano(c) for c in costs) / 1e9
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Per-model prices; lookup by exact name, then by the longest matching prefix."""
+
+    models: dict[str, Price]
+    date: str
+    currency: str = "USD"
+
+    def lookup(self, model: str) -> Price | None:
+        """Price of `model` (e.g. `gpt-5-mini-2025-08-07` falls back to `gpt-5-mini`), or None."""
+        if model in self.models:
+            return self.models[model]
+        prefixes = [name for name in self.models if model.startswith(name)]
+        return self.models[max(prefixes, key=len)] if prefixes else None
+
+    def merged(self, other: "PriceTable") -> "PriceTable":
+        """This table with `other`'s entries added or replacing; `other`'s date wins."""
+        return PriceTable({**self.models, **other.models}, other.date, other.currency)
+
+
+def _parse_table(data: Any, source: str) -> PriceTable:
+    if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+        raise ConfigError(f"price table {source}: expected an object with a 'models' object")
+    models: dict[str, Price] = {}
+    for name, entry in data["models"].items():
+        if not isinstance(entry, dict):
+            raise ConfigError(f"price table {source}: model {name!r} must be an object")
+        values: dict[str, float] = {}
+        for field in _FIELDS:
+            value = entry.get(field, entry.get("input") if field == "cached_input" else None)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(
+                    f"price table {source}: model {name!r} field {field!r} must be a "
+                    f"non-negative number (USD per 1M tokens), got {value!r}"
+                )
+            values[field] = float(value)
+        models[name] = Price(**values)
+    return PriceTable(models, str(data.get("date", "unknown")), str(data.get("currency", "USD")))
+
+
+def read_price_file(path: str | os.PathLike) -> PriceTable:
+    """Parse a price-table JSON file; ConfigError names the file and field on bad content."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"price table {path}: file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"price table {path}: not readable JSON ({exc})") from None
+    return _parse_table(data, str(path))
+
+
+@lru_cache(maxsize=1)
+def default_prices() -> PriceTable:
+    """The bundled table (`rlm_docs/data/prices.json`)."""
+    return read_price_file(_DEFAULT_TABLE)
+
+
+PricesArg = PriceTable | dict | str | os.PathLike | None
+
+
+def load_prices(prices: PricesArg = None) -> PriceTable:
+    """The table to use: bundled, overlaid by `prices` (table, dict or file) or RLM_DOCS_PRICES."""
+    base = default_prices()
+    if isinstance(prices, PriceTable):
+        return prices
+    if isinstance(prices, dict):
+        return base.merged(_parse_table(prices, "argument"))
+    override = prices or os.environ.get("RLM_DOCS_PRICES")
+    return base.merged(read_price_file(override)) if override else base
+
+
+def price_of(client: Any) -> Price | None:
+    """The price a client charges: its own `price` attribute, free for offline, else the table."""
+    if hasattr(client, "price"):
+        return client.price
+    if getattr(client, "backend", None) == "offline":
+        return FREE
+    return load_prices().lookup(getattr(client, "model", ""))

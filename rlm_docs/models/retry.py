@@ -1,0 +1,82 @@
+"""Retries done by us, not the SDKs, so every attempt is counted, bounded and testable.
+
+Exponential backoff with full jitter (AWS style): attempt n waits uniform(0, min(cap, base·2ⁿ⁻¹)),
+unless the server said how long via `Retry-After` / `retry-after-ms`, which is honoured.
+"""
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from rlm_docs.errors import ConfigError
+from rlm_docs.models.errors import ModelUnavailableError
+
+T = TypeVar("T")
+
+
+class TransientError(Exception):
+    """A failure worth retrying (429, 5xx, timeout, connection drop, unparseable body)."""
+
+    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to retry: attempts, backoff base/cap, and a total time bound (seconds)."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_total_s: float = 300.0
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigError(f"retry max_attempts must be >= 1, got {self.max_attempts}")
+        for name in ("base_delay_s", "max_delay_s", "max_total_s"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"retry {name} must be >= 0, got {getattr(self, name)}")
+
+    def backoff(self, attempt: int, retry_after_s: float | None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        if retry_after_s is not None:
+            return max(retry_after_s, 0.0)
+        return random.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Server-requested wait from `retry-after-ms` or `Retry-After` (seconds), if any."""
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return float(value) / scale
+            except ValueError:
+                continue  # an HTTP-date Retry-After: fall back to our own backoff
+    return None
+
+
+def call_with_retries(fn: Callable[[], T], policy: RetryPolicy, spec: str) -> tuple[T, int]:
+    """Run `fn` until it succeeds; returns (result, attempts). Non-transient errors pass through."""
+    start = time.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return fn(), attempt
+        except TransientError as exc:
+            wait = policy.backoff(attempt, exc.retry_after_s)
+            elapsed = time.monotonic() - start
+            if attempt >= policy.max_attempts or elapsed + wait > policy.max_total_s:
+                raise ModelUnavailableError(
+                    f"{spec}: gave up after {attempt} attempt(s) in {elapsed:.1f}s "
+                    f"(last error: {exc.reason})"
+                ) from None
+            policy.sleep(wait)

@@ -1,0 +1,47 @@
+"""Model strings such as `openai:gpt-5-mini`, `openai:qwen3@http://127.0.0.1:8000/v1`,
+`mistral:mistral-large-latest`, `offline` and `scripted:FILE`, parsed in exactly one place."""
+
+from dataclasses import dataclass
+
+from rlm_docs.errors import ConfigError
+
+BACKENDS = ("openai", "mistral", "offline", "scripted")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model string; `base_url` is None unless given after `@`."""
+
+    backend: str
+    model: str
+    base_url: str | None = None
+
+    def __str__(self) -> str:
+        if self.backend == "offline":
+            return "offline"
+        suffix = f"@{self.base_url}" if self.base_url else ""
+        return f"{self.backend}:{self.model}{suffix}"
+
+
+def parse_spec(text: str) -> ModelSpec:
+    """Parse `backend:model[@base_url]` or bare `offline`; ConfigError names the bad string."""
+    raw = (text or "").strip()
+    if raw == "offline" or raw.startswith("offline:"):
+        name = raw.partition(":")[2] or "offline"
+        return ModelSpec("offline", name)
+    backend, sep, rest = raw.partition(":")
+    if not sep or backend not in BACKENDS:
+        raise ConfigError(
+            f"model {text!r}: expected BACKEND:MODEL[@BASE_URL] with BACKEND one of "
+            f"{', '.join(BACKENDS)} (or just 'offline')"
+        )
+    if backend == "scripted":
+        if not rest:
+            raise ConfigError(f"model {text!r}: scripted needs a file, e.g. scripted:replies.json")
+        return ModelSpec("scripted", rest)
+    model, at, base_url = rest.partition("@")
+    if not model:
+        raise ConfigError(f"model {text!r}: the model name after '{backend}:' is empty")
+    if at and not base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"model {text!r}: base URL after '@' must start with http:// or https://")
+    return ModelSpec(backend, model, base_url or None)

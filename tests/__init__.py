@@ -1,0 +1,1 @@
+"""Test suite (a package so helpers such as `tests.servers.chat` can be imported)."""
