@@ -1,0 +1,107 @@
+"""OpenAI chat completions (official `openai` SDK), also for any OpenAI-compatible server.
+
+The SDK's own retries are off (`max_retries=0`) so ours are counted; reasoning models (gpt-5*,
+o-series) on the official API reject `temperature` and `max_tokens`, so those are adapted.
+"""
+
+import os
+import re
+import time
+from typing import Any
+
+import openai
+
+from rlm_docs.models.base import Completion
+from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
+from rlm_docs.models.prices import PricesArg, load_prices
+from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
+from rlm_docs.models.spec import ModelSpec
+
+ENV_KEY = "OPENAI_API_KEY"
+_REASONING = re.compile(r"^(o\d|gpt-5)")
+
+
+class OpenAIClient:
+    """`openai:MODEL[@BASE_URL]`; the key comes from OPENAI_API_KEY and is never shown."""
+
+    backend = "openai"
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        prices: PricesArg = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 120.0,
+    ) -> None:
+        self.spec = str(spec)
+        self.model = spec.model
+        self.base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.price = load_prices(prices).lookup(self.model)
+        self.retry = retry or RetryPolicy()
+        self._official = self.base_url is None or "api.openai.com" in self.base_url
+        self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=not self._official)
+        self._sdk = openai.OpenAI(
+            api_key=self._key, base_url=self.base_url, max_retries=0, timeout=timeout_s
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIClient(spec={self.spec!r})"
+
+    def _request(self, messages: list[dict], temperature: float, max_tokens: int | None) -> dict:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        reasoning = self._official and bool(_REASONING.match(self.model))
+        if not reasoning:
+            kwargs["temperature"] = temperature
+        if max_tokens is not None:
+            kwargs["max_completion_tokens" if self._official else "max_tokens"] = max_tokens
+        return kwargs
+
+    def _once(self, kwargs: dict) -> Any:
+        try:
+            return self._sdk.chat.completions.create(**kwargs)
+        except openai.APIStatusError as exc:
+            raise classify_status(
+                self.spec, exc.status_code, exc.body, exc.response.headers, self._key, ENV_KEY
+            ) from None
+        except openai.APITimeoutError:
+            raise TransientError("timeout") from None
+        except openai.APIConnectionError as exc:
+            raise TransientError(f"connection error: {scrub(str(exc), self._key)}") from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise TransientError(f"malformed response: {type(exc).__name__}") from None
+
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        **params: Any,
+    ) -> Completion:
+        """One chat completion, retried on transient failures."""
+        started = time.perf_counter()
+        kwargs = {**self._request(messages, temperature, max_tokens), **params}
+
+        def attempt() -> Any:
+            response = self._once(kwargs)
+            if not getattr(response, "choices", None):
+                raise TransientError("malformed response: no choices")
+            return response
+
+        response, attempts = call_with_retries(attempt, self.retry, self.spec)
+        usage = response.usage
+        provider_usage = None
+        if usage is not None and usage.prompt_tokens is not None:
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = getattr(details, "cached_tokens", None) or 0
+            provider_usage = (usage.prompt_tokens, usage.completion_tokens or 0, cached)
+        return build_completion(
+            text=response.choices[0].message.content or "",
+            messages=messages,
+            model=self.model,
+            provider_usage=provider_usage,
+            price=self.price,
+            started=started,
+            attempts=attempts,
+        )
