@@ -1,0 +1,182 @@
+"""BM25 page search with a document-name boost.
+
+Tokens are lowercase runs of letters/digits, minus English stopwords, Snowball-stemmed
+(PyStemmer). The index (bm25s, Lucene BM25, k1=1.5, b=0.75) is built at ingest and saved in the
+store's `bm25/` directory, loaded memory-mapped.
+
+Name boost (`boost_names=True`, the default): filings of one company differ mostly by year, so
+a query that names a company and a fiscal year ("3M", "FY2018") should prefer pages of
+`3M_2018_10K`. The final score of a page that matches at least one query term is
+
+    bm25(page) + NAME_WEIGHT * max_bm25(query) * name_match(document, query)
+
+where `name_match` in [0, 1] comes from `rlm_docs.corpus.names` (company 0.6, + year 0.3,
++ document kind 0.1). Scaling by the query's best BM25 score keeps the boost comparable across
+queries; pages with no query term are never boosted in.
+"""
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import bm25s
+import numpy as np
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+from bm25s.tokenization import Tokenized
+
+from rlm_docs.corpus.document import Hit
+from rlm_docs.corpus.names import name_match, parse_name, parse_query
+from rlm_docs.errors import CorpusError
+
+if TYPE_CHECKING:
+    from rlm_docs.corpus.corpus import Corpus
+
+NAME_WEIGHT = 1.0
+SNIPPET_CHARS = 200
+_WORD = re.compile(r"[a-z0-9]+")
+_SPACE = re.compile(r"\s+")
+_STOP = frozenset(STOPWORDS_EN)
+_STEMMER = Stemmer.Stemmer("english")
+_TOKENIZER = {"pattern": _WORD.pattern, "stopwords": "bm25s-en", "stemmer": "snowball-english"}
+
+
+class Tokenizer:
+    """Text → stemmed token ids; caches the stem id of every raw word seen."""
+
+    def __init__(self, vocab: dict[str, int] | None = None) -> None:
+        self.vocab: dict[str, int] = vocab if vocab is not None else {"": 0}
+        self._stemmer = Stemmer.Stemmer("english")
+        self._ids: dict[str, int] = {}
+
+    def _learn(self, words: set[str], grow: bool) -> None:
+        fresh = [w for w in words if w not in self._ids]
+        for w, s in zip(fresh, self._stemmer.stemWords(fresh), strict=True):
+            if w in _STOP:
+                self._ids[w] = -1
+            elif s in self.vocab:
+                self._ids[w] = self.vocab[s]
+            elif grow:
+                self._ids[w] = self.vocab[s] = len(self.vocab)
+            else:
+                self._ids[w] = -1
+
+    def ids(self, text: str, grow: bool = True) -> list[int]:
+        words = _WORD.findall(text.lower())
+        self._learn(set(words), grow)
+        get = self._ids.__getitem__
+        return [i for i in map(get, words) if i >= 0]
+
+
+def build_index(texts: Sequence[str], out: Path | None = None) -> bm25s.BM25:
+    """Index page `texts`; save to `out` (with the tokenizer settings) when given."""
+    tok = Tokenizer()
+    ids = [tok.ids(t) for t in texts]
+    retriever = bm25s.BM25()
+    retriever.index(Tokenized(ids=ids, vocab=tok.vocab), show_progress=False)
+    if out is not None:
+        retriever.save(out, show_progress=False)
+        (out / "tokenizer.json").write_text(json.dumps(_TOKENIZER) + "\n")
+    return retriever
+
+
+def snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
+    """About `width` characters of `text` (whitespace collapsed) around the densest cluster of
+    query `terms` (stemmed); the page start if none occurs."""
+    flat = _SPACE.sub(" ", text).strip()
+    if len(flat) <= width:
+        return flat
+    stem = _STEMMER.stemWord
+    hits = [(m.start(), stem(m.group())) for m in _WORD.finditer(flat.lower())]
+    hits = [(pos, s) for pos, s in hits if s in terms]
+    best, best_n = 0, 0
+    j = 0
+    for i, (pos, _) in enumerate(hits):
+        while hits[j][0] < pos - width // 2:
+            j += 1
+        n = len({s for _, s in hits[j : i + 1]})
+        if n > best_n:
+            best, best_n = hits[j][0], n
+    start = max(0, min(best - width // 4, len(flat) - width))
+    if start:
+        cut = flat.find(" ", start)
+        start = cut + 1 if 0 <= cut < start + 20 else start
+    out = flat[start : start + width].strip()
+    return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
+
+
+class Searcher:
+    """Scores every page of one corpus for a query (exact top-k, no approximation)."""
+
+    def __init__(self, corpus: "Corpus", retriever: bm25s.BM25) -> None:
+        self.corpus = corpus
+        self.retriever = retriever
+        self.tokenizer = Tokenizer(retriever.vocab_dict)
+        counts = np.asarray(corpus._counts, dtype=np.int64)
+        self.doc_of_page = np.repeat(np.arange(len(counts)), counts)
+        self.first = corpus._first
+        self.counts = counts
+        self.names = [parse_name(n) for n in corpus._names]
+        self._inverse_vocab: dict[int, str] | None = None
+
+    @classmethod
+    def open(cls, corpus: "Corpus") -> "Searcher":
+        index = corpus.path / "bm25" if corpus.path is not None else None
+        if index is not None and index.is_dir():
+            try:
+                retriever = bm25s.BM25.load(index, mmap=True, show_progress=False, verbosity=0)
+            except (OSError, ValueError) as exc:
+                raise CorpusError(f"{index}: cannot load the BM25 index ({exc})") from None
+        else:
+            retriever = build_index(corpus._text.to_pylist())
+        n = int(corpus._counts.sum())
+        if retriever.scores["num_docs"] != n:
+            raise CorpusError(
+                f"{index}: BM25 index has {retriever.scores['num_docs']} pages, corpus {n}"
+            )
+        return cls(corpus, retriever)
+
+    def search(self, query: str, k: int, document: int | None, boost_names: bool) -> list[Hit]:
+        if k <= 0:
+            return []
+        qids = sorted(set(self.tokenizer.ids(query, grow=False)))
+        if not qids:
+            return []
+        scores = np.asarray(self.retriever.get_scores(qids), dtype=np.float64)
+        if document is not None:
+            a, n = int(self.first[document]), int(self.counts[document])
+            lo = np.zeros_like(scores)
+            lo[a : a + n] = scores[a : a + n]
+            scores = lo
+        matched = scores > 0
+        if boost_names and matched.any():
+            q = parse_query(query)
+            boost = np.array([name_match(info, q) for info in self.names])
+            if boost.any():
+                scores = scores + matched * (NAME_WEIGHT * scores.max() * boost[self.doc_of_page])
+        rows = np.flatnonzero(matched)
+        if len(rows) > k:
+            part = np.argpartition(-scores[rows], k - 1)[:k]
+            rows = rows[part]
+        rows = rows[np.lexsort((rows, -scores[rows]))]
+        terms = self._terms(qids)
+        hits = []
+        for r in rows.tolist():
+            d = int(self.doc_of_page[r])
+            text = self.corpus._text[r].as_py()
+            hits.append(
+                Hit(
+                    self.corpus._names[d],
+                    r - int(self.first[d]) + 1,
+                    round(float(scores[r]), 4),
+                    snippet(text, terms),
+                )
+            )
+        return hits
+
+    def _terms(self, qids: list[int]) -> set[str]:
+        if self._inverse_vocab is None:
+            self._inverse_vocab = {i: s for s, i in self.tokenizer.vocab.items()}
+        return {self._inverse_vocab[i] for i in qids}

@@ -1,0 +1,164 @@
+"""The on-disk corpus store: a directory written atomically and read memory-mapped.
+
+Layout:
+    manifest.json      format/version, per-source content hash, reader, documents, warnings
+    documents.parquet  name, num_pages, chars, tokens, source        (corpus order)
+    pages.parquet      doc (index into documents), page (1-based), text, chars, tokens
+    bm25/              the BM25 page index (`rlm_docs.corpus.search`)
+
+Everything is written into `rlm_docs.atomic.atomic_directory`, so a failed write leaves the
+previous store untouched and readers never see a mix of old and new files.
+"""
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rlm_docs.atomic import atomic_directory
+from rlm_docs.corpus.document import Document
+from rlm_docs.errors import CorpusError
+from rlm_docs.tokens import count_tokens_batch
+
+FORMAT = "rlm-docs-corpus"
+VERSION = 1
+MANIFEST = "manifest.json"
+DOCUMENTS = "documents.parquet"
+PAGES = "pages.parquet"
+BM25_DIR = "bm25"
+
+DOCUMENTS_SCHEMA = pa.schema(
+    [
+        ("name", pa.string()),
+        ("num_pages", pa.int32()),
+        ("chars", pa.int64()),
+        ("tokens", pa.int64()),
+        ("source", pa.string()),
+    ]
+)
+PAGES_SCHEMA = pa.schema(
+    [
+        ("doc", pa.int32()),
+        ("page", pa.int32()),
+        ("text", pa.large_string()),
+        ("chars", pa.int32()),
+        ("tokens", pa.int32()),
+    ]
+)
+
+
+def fill_tokens(docs: list[Document]) -> None:
+    """Count tokens for every document that has no counts yet (one batched, threaded pass)."""
+    todo = [d for d in docs if d.tokens is None]
+    counts = count_tokens_batch([p for d in todo for p in d.pages])
+    i = 0
+    for d in todo:
+        d.tokens = counts[i : i + len(d.pages)]
+        i += len(d.pages)
+
+
+def check_documents(docs: list[Document]) -> None:
+    """Reject what a store cannot hold: duplicate names, documents without pages."""
+    seen: dict[str, str] = {}
+    for d in docs:
+        if not d.name:
+            raise CorpusError(f"a document from {d.source or '<memory>'} has an empty name")
+        if not d.pages:
+            raise CorpusError(f"document {d.name!r} ({d.source or '<memory>'}) has no pages")
+        if d.name in seen:
+            raise CorpusError(
+                f"duplicate document name {d.name!r}: from {seen[d.name] or '<memory>'} "
+                f"and {d.source or '<memory>'}; rename one of the files"
+            )
+        seen[d.name] = d.source
+
+
+def build_tables(docs: list[Document]) -> tuple[pa.Table, pa.Table]:
+    """Arrow tables of a document list (token counts must be filled)."""
+    check_documents(docs)
+    texts = [p for d in docs for p in d.pages]
+    chars = [len(p) for p in texts]
+    tokens = [t for d in docs for t in (d.tokens or [0] * len(d.pages))]
+    doc_idx = [i for i, d in enumerate(docs) for _ in d.pages]
+    page_no = [p for d in docs for p in range(1, len(d.pages) + 1)]
+    pages = pa.table(
+        [
+            pa.array(doc_idx, pa.int32()),
+            pa.array(page_no, pa.int32()),
+            pa.array(texts, pa.large_string()),
+            pa.array(chars, pa.int32()),
+            pa.array(tokens, pa.int32()),
+        ],
+        schema=PAGES_SCHEMA,
+    )
+    o = 0
+    doc_chars, doc_tokens = [], []
+    for d in docs:
+        n = len(d.pages)
+        doc_chars.append(sum(chars[o : o + n]))
+        doc_tokens.append(sum(tokens[o : o + n]))
+        o += n
+    documents = pa.table(
+        [
+            pa.array([d.name for d in docs], pa.string()),
+            pa.array([len(d.pages) for d in docs], pa.int32()),
+            pa.array(doc_chars, pa.int64()),
+            pa.array(doc_tokens, pa.int64()),
+            pa.array([d.source for d in docs], pa.string()),
+        ],
+        schema=DOCUMENTS_SCHEMA,
+    )
+    return documents, pages
+
+
+def write_store(path: str | Path, docs: list[Document], manifest: dict | None = None) -> Path:
+    """Write `docs` (tokens counted if missing) and a BM25 index as a store at `path`."""
+    from rlm_docs.corpus.search import build_index
+
+    fill_tokens(docs)
+    documents, pages = build_tables(docs)
+    target = Path(path)
+    with atomic_directory(target) as tmp:
+        pq.write_table(documents, tmp / DOCUMENTS)
+        pq.write_table(pages, tmp / PAGES, compression="snappy", row_group_size=8192)
+        build_index([p for d in docs for p in d.pages], tmp / BM25_DIR)
+        meta = {"format": FORMAT, "version": VERSION, **(manifest or {})}
+        (tmp / MANIFEST).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    return target
+
+
+def read_manifest(path: Path) -> dict:
+    """The manifest of the store at `path`; CorpusError if `path` is not a store."""
+    file = path / MANIFEST
+    if not path.is_dir():
+        raise CorpusError(f"{path}: no corpus store here (run `rlm-docs ingest SRC --out {path}`)")
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: not a corpus store ({MANIFEST} is missing)") from None
+    except (OSError, ValueError) as exc:
+        raise CorpusError(f"{file}: unreadable manifest ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CorpusError(f"{file}: not an rlm-docs corpus manifest")
+    if meta.get("version") != VERSION:
+        raise CorpusError(
+            f"{file}: store format version {meta.get('version')} is not supported "
+            f"(expected {VERSION}); re-run `rlm-docs ingest`"
+        )
+    return meta
+
+
+def read_tables(path: Path) -> tuple[pa.Table, pa.Table]:
+    """The documents and pages tables, memory-mapped; CorpusError naming the bad file."""
+    out = []
+    for name, schema in ((DOCUMENTS, DOCUMENTS_SCHEMA), (PAGES, PAGES_SCHEMA)):
+        file = path / name
+        try:
+            table = pq.read_table(file, memory_map=True)
+        except (OSError, pa.ArrowException) as exc:
+            raise CorpusError(f"{file}: cannot read corpus table ({exc})") from None
+        if not table.schema.equals(schema, check_metadata=False):
+            raise CorpusError(f"{file}: unexpected columns {table.schema.names}")
+        out.append(table)
+    return out[0], out[1]
