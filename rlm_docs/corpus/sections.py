@@ -1,0 +1,243 @@
+"""Document structure for DeepRead-style reading: a table of contents and sections by paragraph.
+
+Long filings are easier to navigate by section than by page, so the REPL offers `toc(doc)` and
+`read_section(doc, section)`. Sections come from markdown headings (`#`..`######`) across pages.
+Plain pdftotext text has no markdown, so headings are then taken from SEC-style lines
+(`PART II`, `Item 7.`) and short ALL-CAPS lines; a document with no heading at all gets one
+pseudo-section per page. A section runs from its heading to the next heading of the same or a
+higher level, so it includes its subsections. Paragraphs are blank-line-separated blocks, each
+with the 1-based page it starts on.
+
+The outline of a document is cached (per corpus path and document); page text is not.
+"""
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rlm_docs.errors import CorpusError
+
+_MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_SEC_HEADING = re.compile(r"^\s*(PART\s+[IVX]+\b.*|ITEM\s+\d+[A-Z]?\s*[.:].*)$", re.IGNORECASE)
+_MARKUP = re.compile(r"</?[a-z][^>]*>|[*_`]+")
+_CACHE_SIZE = 64
+
+
+class PageSource(Protocol):
+    """What sections need from a corpus (satisfied by `rlm_docs.corpus.Corpus`)."""
+
+    def num_pages(self, doc: str) -> int: ...
+
+    def pages(self, doc: str, start: int, end: int) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading at line `line` of page `page` (1-based page, 0-based line); `top` when only
+    blank lines precede it on its page, so the previous section ends on the page before."""
+
+    title: str
+    level: int
+    page: int
+    line: int
+    top: bool
+
+
+def _clean(title: str) -> str:
+    return " ".join(_MARKUP.sub("", title).split())
+
+
+def _caps_heading(line: str) -> bool:
+    """A short line of capital words (e.g. `RISK FACTORS`), not a table row or a number."""
+    text = line.strip()
+    if not 4 <= len(text) <= 80 or "  " in text:
+        return False
+    letters = [c for c in text if c.isalpha()]
+    digits = sum(c.isdigit() for c in text)
+    return len(letters) >= 4 and all(c.isupper() for c in letters) and digits <= 2
+
+
+def find_headings(pages: list[str]) -> list[Heading]:
+    """Headings of a document given as page strings (markdown first, else plain-text cues)."""
+    markdown: list[Heading] = []
+    plain: list[Heading] = []
+    for pno, text in enumerate(pages, start=1):
+        top = True
+        for lno, line in enumerate(text.splitlines()):
+            md = _MD_HEADING.match(line)
+            if md and _clean(md.group(2)):
+                markdown.append(Heading(_clean(md.group(2)), len(md.group(1)), pno, lno, top))
+            elif _SEC_HEADING.match(line) and len(line.strip()) <= 100:
+                plain.append(Heading(_clean(line), 1, pno, lno, top))
+            elif _caps_heading(line):
+                plain.append(Heading(_clean(line), 2, pno, lno, top))
+            top = top and not line.strip()
+    return markdown or plain
+
+
+def outline(pages: list[str], heads: list[Heading] | None = None) -> list[dict[str, Any]]:
+    """Table of contents of page strings: `[{section, title, level, page_start, page_end}]`."""
+    heads = find_headings(pages) if heads is None else heads
+    if not heads:
+        return [
+            {"section": f"p{n}", "title": f"Page {n}", "level": 1, "page_start": n, "page_end": n}
+            for n in range(1, len(pages) + 1)
+        ]
+    entries = []
+    for i, head in enumerate(heads):
+        end_page = len(pages)
+        for nxt in heads[i + 1 :]:
+            if nxt.level <= head.level:
+                end_page = max(head.page, nxt.page - 1) if nxt.top else nxt.page
+                break
+        entries.append(
+            {
+                "section": f"s{i + 1}",
+                "title": head.title,
+                "level": head.level,
+                "page_start": head.page,
+                "page_end": end_page,
+            }
+        )
+    return entries
+
+
+def _span(
+    heads: list[Heading], index: int, num_pages: int, page_lines: Callable[[int], list[str]]
+) -> list[tuple[int, str]]:
+    """(page, line) pairs from heading `index` up to the next heading of its level or above."""
+    head = heads[index]
+    stop = next((h for h in heads[index + 1 :] if h.level <= head.level), None)
+    lines: list[tuple[int, str]] = []
+    last_page = num_pages
+    if stop is not None:
+        last_page = stop.page - 1 if stop.top else stop.page
+    for pno in range(head.page, last_page + 1):
+        text = page_lines(pno)
+        first = head.line if pno == head.page else 0
+        last = stop.line if stop and pno == stop.page else len(text)
+        lines.extend((pno, line) for line in text[first:last])
+    return lines
+
+
+def paragraphs(lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """Blank-line-separated paragraphs of (page, line) pairs, each with its starting page."""
+    out: list[dict[str, Any]] = []
+    block: list[str] = []
+    start_page = 0
+
+    def flush() -> None:
+        if block:
+            out.append({"paragraph": len(out), "text": "\n".join(block), "page": start_page})
+            block.clear()
+
+    prev_page = None
+    for pno, line in lines:
+        if not line.strip() or (prev_page is not None and pno != prev_page):
+            flush()
+        if line.strip():
+            if not block:
+                start_page = pno
+            block.append(line.rstrip())
+        prev_page = pno
+    flush()
+    return out
+
+
+def match_section(entries: list[dict[str, Any]], section: str | int, doc: str) -> int:
+    """Index of a section given by id (`s3`, `p2`, or 3) or by a case-insensitive title part."""
+    key = str(section).strip()
+    if key.isdigit():
+        key = f"{entries[0]['section'][0]}{key}" if entries else key
+    for i, entry in enumerate(entries):
+        if entry["section"].lower() == key.lower():
+            return i
+    wanted = key.lower()
+    for i, entry in enumerate(entries):
+        if wanted and wanted in entry["title"].lower():
+            return i
+    raise CorpusError(f"document {doc!r} has no section {section!r} (see toc({doc!r}))")
+
+
+def _section_lines(
+    heads: list[Heading],
+    entries: list[dict[str, Any]],
+    index: int,
+    num_pages: int,
+    page_lines: Callable[[int], list[str]],
+) -> list[tuple[int, str]]:
+    if not heads:
+        n = entries[index]["page_start"]
+        return [(n, line) for line in page_lines(n)]
+    return _span(heads, index, num_pages, page_lines)
+
+
+def section_paragraphs(
+    pages: list[str], section: str | int, doc: str = "document"
+) -> list[dict[str, Any]]:
+    """All paragraphs of one section of page strings (pseudo-sections are whole pages)."""
+    heads = find_headings(pages)
+    entries = outline(pages, heads)
+    index = match_section(entries, section, doc)
+    lines = _section_lines(heads, entries, index, len(pages), lambda n: pages[n - 1].splitlines())
+    return paragraphs(lines)
+
+
+@dataclass(frozen=True)
+class _Outline:
+    heads: list[Heading]
+    entries: list[dict[str, Any]]
+
+
+class _OutlineCache:
+    """Bounded LRU of per-document outlines, so repeated toc() calls do not re-scan pages."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, str], _Outline] = OrderedDict()
+
+    def get(self, corpus: PageSource, doc: str) -> _Outline:
+        path = getattr(corpus, "path", None)
+        key = (str(path) if path is not None else f"mem:{id(corpus)}", doc)
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        pages = corpus.pages(doc, 1, corpus.num_pages(doc))
+        heads = find_headings(pages)
+        value = _Outline(heads, outline(pages, heads))
+        self._items[key] = value
+        if len(self._items) > _CACHE_SIZE:
+            self._items.popitem(last=False)
+        return value
+
+
+_cache = _OutlineCache()
+
+
+def toc(corpus: PageSource, doc: str) -> list[dict[str, Any]]:
+    """Table of contents of `doc`: `[{section, title, level, page_start, page_end}]`."""
+    return [dict(entry) for entry in _cache.get(corpus, doc).entries]
+
+
+def read_section(
+    corpus: PageSource, doc: str, section: str | int, start: int = 0, end: int | None = None
+) -> list[dict[str, Any]]:
+    """Paragraphs `start:end` of a section of `doc`: `[{paragraph, text, page}]`.
+
+    `section` is an id from `toc(doc)` or a case-insensitive part of a title. Paragraph numbers
+    are positions within the section, so a long section can be read in slices.
+    """
+    cached = _cache.get(corpus, doc)
+    index = match_section(cached.entries, section, doc)
+    entry = cached.entries[index]
+    first = entry["page_start"]
+    texts = corpus.pages(doc, first, entry["page_end"])
+    lines = _section_lines(
+        cached.heads,
+        cached.entries,
+        index,
+        entry["page_end"],
+        lambda n: texts[n - first].splitlines(),
+    )
+    return paragraphs(lines)[start:end]

@@ -1,0 +1,91 @@
+"""Free-text final answer -> answer list + citations.
+
+MADQA formats an RLM's free-text response with a separate extraction call. We first try a
+deterministic parse (the model already gave JSON, a dict, or a list), and only call the
+`extract` role when that fails, so structured answers cost nothing extra.
+"""
+
+import json
+import re
+from typing import Any
+
+_CITE = re.compile(
+    r"(?P<file>[A-Za-z0-9][\w.\-]*?)(?:\.pdf|\.md|\.txt)?\s*[,;:]?\s*\(?\s*"
+    r"(?:pages?|p\.|pp\.)\s*(?P<page>\d{1,5})",
+    re.IGNORECASE,
+)
+_JSON_BLOCK = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v).strip() for v in value if str(v).strip()]
+    text = str(value).strip()
+    return [text] if text else []
+
+
+def _citations(value: Any) -> list[dict[str, Any]]:
+    out = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and ("file" in item or "document" in item) and "page" in item:
+            out.append({"file": str(item.get("file", item.get("document"))), "page": item["page"]})
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            out.append({"file": str(item[0]), "page": item[1]})
+    return out
+
+
+def from_structured(value: Any) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """A dict with `answer` (and maybe `citations`) or a list of strings; None otherwise."""
+    if isinstance(value, dict) and "answer" in value:
+        return _as_list(value["answer"]), _citations(value.get("citations"))
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return _as_list(value), []
+    return None
+
+
+def _json_candidates(text: str) -> list[str]:
+    stripped = text.strip()
+    found = [m.group(1) for m in _JSON_BLOCK.finditer(text)]
+    if stripped[:1] in "[{":
+        found.append(stripped)
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        found.append(stripped[start : end + 1])
+    return found
+
+
+def parse_answer(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """Deterministic parse of a final answer given as JSON (optionally fenced); else None."""
+    for candidate in _json_candidates(text):
+        try:
+            parsed = from_structured(json.loads(candidate))
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def cited_pages(text: str) -> list[dict[str, Any]]:
+    """`file, page N` / `file p. N` mentions in free text (validated later against the corpus)."""
+    return [{"file": m.group("file"), "page": int(m.group("page"))} for m in _CITE.finditer(text)]
+
+
+def heuristic_answer(text: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """Best-effort split of free text: the first line without citation phrases, and citations.
+
+    This is the `offline` model's extraction policy and the engine's last resort when the
+    extraction call is refused by the budget.
+    """
+    parsed = parse_answer(text)
+    if parsed is not None:
+        return parsed
+    citations = cited_pages(text)
+    for line in text.splitlines():
+        clean = re.sub(r"\(?\b(?:found in|source:?)\b.*$", "", line, flags=re.IGNORECASE)
+        clean = _CITE.sub("", clean).strip(" -–—:;,.()[]\"'")
+        if clean:
+            return [clean], citations
+    return [], citations

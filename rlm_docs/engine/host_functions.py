@@ -1,0 +1,185 @@
+"""Host-side functions offered to model code in the sandbox: sub-LLM calls, recursion, citing.
+
+They run in the host process (the worker calls them over the sandbox's RPC), so API keys and
+clients never enter the worker. Every model call goes through the run's `Governor`, so the
+ledger is exact; a refusal raises `BudgetExceeded`, which the sandbox re-raises in model code
+under the same name. Each call is also appended to `calls`, which the loop attaches to the code
+block being run (the trajectory's `rlm_calls`).
+"""
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rlm_docs.errors import CorpusError, RlmDocsError
+from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.models import Client, Completion, make_client
+
+# (prompt, context) -> (answer text, the child run's trajectory records)
+Spawn = Callable[[str, str | None], tuple[str, list[dict[str, Any]]]]
+
+
+def _ledger_entry(gov: Governor, completion: Completion) -> dict[str, Any] | None:
+    """The ledger entry of `completion` (matched on latency and usage, newest first)."""
+    for entry in reversed(gov.ledger.entries[-200:]):
+        if (
+            entry.latency_s == completion.latency_s
+            and entry.input_tokens == completion.usage.input_tokens
+            and entry.output_tokens == completion.usage.output_tokens
+        ):
+            return entry.to_dict()
+    return None
+
+
+class HostFunctions:
+    """`llm_query`, `llm_query_batched`, `rlm_query` and `cite` for one RLM run."""
+
+    def __init__(
+        self,
+        gov: Governor,
+        sub_client: Client,
+        *,
+        corpus: Any = None,
+        spawn: Spawn | None = None,
+    ) -> None:
+        self.gov = gov
+        self.sub_client = sub_client
+        self.corpus = corpus
+        self.spawn = spawn
+        self.calls: list[dict[str, Any]] = []
+        self.cited: list[dict[str, Any]] = []
+        self._clients: dict[str, Client] = {}
+        self._lock = threading.Lock()
+
+    def functions(self) -> dict[str, Callable[..., Any]]:
+        """The name -> callable map handed to `Sandbox(functions=...)`."""
+        return {
+            "llm_query": self.llm_query,
+            "llm_query_batched": self.llm_query_batched,
+            "rlm_query": self.rlm_query,
+            "cite": self.cite,
+        }
+
+    def _client(self, model: str | None) -> Client:
+        if not model:
+            return self.sub_client
+        with self._lock:
+            if model not in self._clients:
+                self._clients[model] = make_client(model)
+            return self._clients[model]
+
+    def _record(self, kind: str, prompt: str, **fields: Any) -> None:
+        with self._lock:
+            self.calls.append({"kind": kind, "prompt": prompt} | fields)
+
+    def llm_query(self, prompt: str, model: str | None = None) -> str:
+        """One sub-model completion for `prompt` (a plain call: no REPL, no iteration)."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"llm_query: prompt must be a str, got {type(prompt).__name__}")
+        client = self._client(model)
+        t0 = time.perf_counter()
+        try:
+            c = self.gov.call(
+                client, [{"role": "user", "content": prompt}], role="sub", depth=self.gov.depth
+            )
+        except RlmDocsError as exc:
+            self._record(
+                "llm_query",
+                prompt,
+                root_model=client.model,
+                response=None,
+                error=f"{type(exc).__name__}: {exc}",
+                execution_time=round(time.perf_counter() - t0, 4),
+            )
+            raise
+        self._record(
+            "llm_query",
+            prompt,
+            root_model=c.model,
+            response=c.text,
+            usage_summary={
+                "model_usage_summaries": {
+                    c.model: {
+                        "total_calls": 1,
+                        "total_input_tokens": c.usage.input_tokens,
+                        "total_output_tokens": c.usage.output_tokens,
+                    }
+                }
+            },
+            execution_time=round(c.latency_s, 4),
+            cost_usd=c.cost_usd,
+            ledger=_ledger_entry(self.gov, c),
+        )
+        return c.text
+
+    def llm_query_batched(self, prompts: list[str], model: str | None = None) -> list[str]:
+        """`llm_query` over `prompts` concurrently (at most `max_concurrency` at once).
+
+        Answers come back in prompt order. A prompt refused by the budget yields the string
+        `"Error: BudgetExceeded: ..."` in its slot; if every prompt is refused, `BudgetExceeded`
+        is raised instead, so a loop over batches stops.
+        """
+        if not isinstance(prompts, list | tuple) or not all(isinstance(p, str) for p in prompts):
+            raise TypeError("llm_query_batched: prompts must be a list of str")
+        if not prompts:
+            return []
+        workers = min(self.gov.budget.max_concurrency, len(prompts))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(self.llm_query, p, model) for p in prompts]
+        results: list[str] = []
+        refused: list[BudgetExceeded] = []
+        for future in futures:
+            exc = future.exception()
+            if isinstance(exc, BudgetExceeded):
+                refused.append(exc)
+                results.append(f"Error: BudgetExceeded: {exc}")
+            elif exc is not None:
+                raise exc
+            else:
+                results.append(future.result())
+        if len(refused) == len(prompts):
+            raise refused[0]
+        return results
+
+    def rlm_query(self, prompt: str, context: str | None = None) -> str:
+        """A child RLM one level deeper (its own REPL); a plain `llm_query` at the depth limit."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"rlm_query: prompt must be a str, got {type(prompt).__name__}")
+        if context is not None and not isinstance(context, str):
+            raise TypeError("rlm_query: context must be a str or None")
+        if self.spawn is None or self.gov.depth + 1 > self.gov.budget.max_depth:
+            text = prompt if context is None else f"{prompt}\n\n{context}"
+            return self.llm_query(text)
+        t0 = time.perf_counter()
+        answer, records = self.spawn(prompt, context)
+        result = next((r for r in records if r.get("type") == "result"), {})
+        self._record(
+            "rlm_query",
+            prompt,
+            root_model=records[0].get("root_model") if records else None,
+            response=answer,
+            execution_time=round(time.perf_counter() - t0, 4),
+            cost_usd=result.get("cost_usd"),
+            children=records,
+        )
+        return answer
+
+    def cite(self, doc: str, page: int) -> str:
+        """Record (doc, page) as evidence; CorpusError if the document or page does not exist."""
+        if self.corpus is None:
+            raise CorpusError("cite: this run has no corpus (its context is a plain string)")
+        name = self.corpus.resolve(str(doc))
+        if name is None:
+            raise CorpusError(f"cite: unknown document {doc!r}")
+        if isinstance(page, bool) or not isinstance(page, int):
+            raise CorpusError(f"cite: page must be an int, got {page!r}")
+        pages = self.corpus.num_pages(name)
+        if not 1 <= page <= pages:
+            raise CorpusError(f"cite: {name} has pages 1..{pages}, not {page}")
+        entry = {"file": name, "page": page}
+        with self._lock:
+            if entry not in self.cited:
+                self.cited.append(entry)
+        return f"cited {name} p.{page}"

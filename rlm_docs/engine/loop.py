@@ -1,0 +1,334 @@
+"""One RLM run at one depth: the root model's turn loop over a sandboxed REPL.
+
+Each turn: governor step -> root call -> the reply's code blocks run in order in the sandbox ->
+the run ends if the `answer` dict is ready or a FINAL / FINAL_VAR marker is written outside code
+-> otherwise the truncated outputs go back with the turn counter and the governor's notice.
+When steps or budget run out there is one forced final turn; if even that call is refused the
+run stops with `budget` and the caller builds the answer from the evidence gathered so far.
+A child run (`rlm_query`) is the same loop one level deeper with its own sandbox and governor.
+"""
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.engine import prompts
+from rlm_docs.engine.host_functions import HostFunctions
+from rlm_docs.engine.parsing import find_code_blocks, find_final
+from rlm_docs.engine.trajectory import Trajectory
+from rlm_docs.errors import RlmDocsError
+from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.models import Client, Completion
+from sandbox import Limits, Sandbox
+
+# A forced last turn may skip the governor's checks only for count-like limits; a dollar or
+# token limit stays hard, so the run then ends with `budget`.
+_FINAL_OK_AXES = ("steps", "wall_s", "sub_calls")
+EMPTY_ANSWER = {"content": "", "ready": False}
+
+
+@dataclass
+class Settings:
+    """What every run of one `RLM` shares."""
+
+    client: Client
+    sub_client: Client
+    prompt: str
+    limits: Limits | None
+    child_share: float
+    max_output_chars: int
+
+
+@dataclass
+class Outcome:
+    """How a run ended: the raw final value (str, dict or list) and the evidence it gathered."""
+
+    value: Any = None
+    stop_reason: str = "final"
+    error: str | None = None
+    cited: list[dict[str, Any]] = field(default_factory=list)
+    read: list[dict[str, Any]] = field(default_factory=list)
+    trajectory: Trajectory | None = None
+
+
+def answer_text(value: Any) -> str:
+    """A final value as the string a parent's `rlm_query` returns."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [{len(text) - limit} more characters truncated]"
+
+
+def _record_reply(record: dict[str, Any], reply: Completion) -> None:
+    record["response"] = reply.text
+    record["usage"] = {
+        "input_tokens": reply.usage.input_tokens,
+        "output_tokens": reply.usage.output_tokens,
+        "cost_usd": reply.cost_usd,
+    }
+
+
+class Run:
+    """The loop for one question at one depth (see module docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        gov: Governor,
+        question: str,
+        *,
+        corpus: Any = None,
+        store: Path | None = None,
+        context: str | None = None,
+        question_id: str | None = None,
+    ) -> None:
+        self.s = settings
+        self.gov = gov
+        self.question = question
+        self.corpus = corpus
+        self.store = store
+        self.context = context
+        self.question_id = question_id
+        spawn = self._spawn if gov.depth < gov.budget.max_depth else None
+        self.host = HostFunctions(gov, settings.sub_client, corpus=corpus, spawn=spawn)
+        self.max_steps = gov.budget.max_steps
+        self.traj = Trajectory(
+            root_model=settings.client.model,
+            max_depth=gov.budget.max_depth,
+            max_iterations=self.max_steps,
+            backend=settings.client.backend,
+            backend_kwargs={"model_name": settings.client.model},
+            environment_type="rlm-docs-sandbox",
+            environment_kwargs={
+                "corpus": str(store) if store else None,
+                "context_chars": len(context) if context is not None else None,
+                "limits": asdict(settings.limits) if settings.limits is not None else None,
+            },
+            other_backends=[settings.sub_client.spec],
+            sub_model=settings.sub_client.spec,
+            question=question,
+            question_id=question_id,
+            prompt_name=settings.prompt,
+            budget=asdict(gov.budget),
+            depth=gov.depth,
+        )
+
+    # -- recursion ----------------------------------------------------------------------------
+
+    def _spawn(self, prompt: str, context: str | None) -> tuple[str, list[dict[str, Any]]]:
+        child_gov = self.gov.child(self.s.child_share)
+        child = Run(
+            self.s,
+            child_gov,
+            prompt,
+            corpus=self.corpus if context is None else None,
+            store=self.store if context is None else None,
+            context=context,
+            question_id=self.question_id,
+        )
+        outcome = child.execute()
+        text = answer_text(outcome.value)
+        totals = child_gov.totals()
+        child.traj.result(
+            {
+                "answer": text,
+                "stop_reason": outcome.stop_reason,
+                "error": outcome.error,
+                "cost_usd": totals["cost_usd"],
+                "input_tokens": totals["input_tokens"],
+                "output_tokens": totals["output_tokens"],
+                "steps": totals["steps"],
+            }
+        )
+        return text, child.traj.lines()
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    def _system(self) -> str:
+        steps = self.max_steps if self.max_steps is not None else "unlimited"
+        if self.corpus is not None:
+            return prompts.root_prompt(self.s.prompt, self.question, self.corpus, steps)
+        return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps)
+
+    def _feedback(self, blocks: list[tuple[str, Any]]) -> str:
+        if not blocks:
+            return (
+                "No code was run: write Python in ```repl``` blocks, or finish with "
+                "FINAL(answer) / FINAL_VAR(variable) on its own line outside code."
+            )
+        parts = []
+        for code, r in blocks:
+            out = r.stdout or ""
+            if r.error:
+                out += ("\n" if out else "") + r.error
+            if r.restarted:
+                out += "\n[The REPL was restarted: variables from earlier turns are gone.]"
+            parts.append(
+                f"Code executed:\n```python\n{code}\n```\n\nREPL output:\n{out or 'No output'}"
+            )
+        return _truncate("\n\n".join(parts), self.s.max_output_chars)
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def _prepare(self, sb: Sandbox) -> None:
+        if self.context is not None:
+            sb.set("context", self.context)
+        sb.set("answer", dict(EMPTY_ANSWER))
+
+    def _run_code(self, sb: Sandbox, reply: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
+        ran = []
+        for code in find_code_blocks(reply):
+            self.host.calls = []
+            r = sb.run(code)
+            if r.restarted:
+                self._prepare(sb)
+            ran.append((code, r))
+            record["code_blocks"].append(
+                {
+                    "code": code,
+                    "result": {
+                        "stdout": r.stdout,
+                        "stderr": r.error or "",
+                        "locals": {},
+                        "execution_time": round(r.duration_s, 4),
+                        "rlm_calls": self.host.calls,
+                        "restarted": r.restarted,
+                    },
+                }
+            )
+        return ran
+
+    def _final_value(self, sb: Sandbox, reply: str) -> tuple[bool, Any, str | None]:
+        """(done, value, problem): the answer dict wins, then FINAL_VAR / FINAL outside code."""
+        try:
+            answer = sb.get("answer")
+        except KeyError:
+            answer = None
+        if isinstance(answer, dict) and answer.get("ready"):
+            return True, answer.get("content"), None
+        final = find_final(reply)
+        if final is None:
+            return False, None, None
+        if final.kind == "text":
+            return True, final.value, None
+        try:
+            return True, sb.get(final.value), None
+        except KeyError:
+            return (
+                False,
+                None,
+                (
+                    f"FINAL_VAR({final.value}): no variable named {final.value!r} exists. Create it "
+                    "in a ```repl``` block first (SHOW_VARS() lists your variables)."
+                ),
+            )
+
+    def _call_root(self, messages: list[dict], final: bool = False) -> Completion:
+        return self.gov.call(
+            self.s.client, messages, role="root", depth=self.gov.depth, final=final
+        )
+
+    def execute(self) -> Outcome:
+        """Run the loop to an answer; never raises for model-side or budget failures."""
+        outcome = Outcome(trajectory=self.traj)
+        try:
+            with Sandbox(
+                limits=self.s.limits, corpus=self.store, functions=self.host.functions()
+            ) as sb:
+                self._prepare(sb)
+                self._loop(sb, outcome)
+        except RlmDocsError as exc:
+            outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+        outcome.cited = list(self.host.cited)
+        return outcome
+
+    def _loop(self, sb: Sandbox, outcome: Outcome) -> None:
+        messages = [{"role": "system", "content": self._system()}]
+        user = prompts.render("turn_first", question=self.question)
+        turn = 0
+        feedback = ""
+        while True:
+            axis = self.gov.exhausted()
+            if axis is None:
+                try:
+                    self.gov.step()
+                except BudgetExceeded as exc:
+                    axis = exc.axis
+            if axis is not None:
+                self._forced(sb, messages, feedback, axis, outcome)
+                return
+            turn += 1
+            if turn > 1:
+                user = prompts.render(
+                    "turn_next",
+                    turn=turn,
+                    max_steps=self.max_steps if self.max_steps is not None else "unlimited",
+                    feedback=feedback,
+                    notice=self.gov.notice() or "",
+                    question=self.question,
+                )
+            messages.append({"role": "user", "content": user})
+            record = self.traj.iteration(prompt=[messages[-1]] if turn > 1 else list(messages))
+            try:
+                reply = self._call_root(messages)
+            except BudgetExceeded as exc:
+                messages.pop()
+                Trajectory.close(record)
+                record["notice"] = str(exc)
+                self._forced(sb, messages, feedback, exc.axis, outcome)
+                return
+            except RlmDocsError as exc:
+                Trajectory.close(record)
+                outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+                return
+            _record_reply(record, reply)
+            ran = self._run_code(sb, reply.text, record)
+            done, value, problem = self._final_value(sb, reply.text)
+            if done:
+                record["final_answer"] = answer_text(value)
+                Trajectory.close(record)
+                outcome.value, outcome.stop_reason = value, "final"
+                return
+            messages.append({"role": "assistant", "content": reply.text})
+            feedback = self._feedback(ran) if ran or not problem else ""
+            if problem:
+                feedback = (feedback + "\n\n" if feedback else "") + problem
+            record["notice"] = self.gov.notice()
+            Trajectory.close(record)
+
+    def _forced(
+        self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
+    ) -> None:
+        """One last turn asking for FINAL(...) now; `budget` if even that call is refused."""
+        reason = f"The {axis.replace('_', ' ')} budget is exhausted."
+        text = prompts.render(
+            "turn_forced", feedback=feedback, reason=reason, question=self.question
+        )
+        messages.append({"role": "user", "content": text})
+        record = self.traj.iteration(prompt=[messages[-1]])
+        record["forced"] = True
+        try:
+            reply = self._call_root(messages, final=axis in _FINAL_OK_AXES)
+        except BudgetExceeded as exc:
+            record["notice"] = str(exc)
+            Trajectory.close(record)
+            outcome.stop_reason = "budget"
+            return
+        except RlmDocsError as exc:
+            Trajectory.close(record)
+            outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+            return
+        _record_reply(record, reply)
+        done, value, _ = self._final_value(sb, reply.text)
+        outcome.value = value if done else reply.text.strip()
+        record["final_answer"] = answer_text(outcome.value)
+        Trajectory.close(record)
+        outcome.stop_reason = "forced"

@@ -1,0 +1,59 @@
+"""The result of one question: the answer, its page citations and the effort spent."""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STOP_REASONS = ("final", "forced", "budget", "error")
+
+
+@dataclass
+class Prediction:
+    """Answer list + citations + effort; `to_madqa()` is the MADQA prediction JSONL record.
+
+    `stop_reason`: `final` (the model answered), `forced` (steps or budget ran out and the model
+    answered on the forced last turn), `budget` (even that turn was refused; the answer is built
+    from evidence so far), `error` (an unrecoverable model or sandbox failure).
+    """
+
+    question: str
+    answer: list[str] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    steps: int = 0
+    sub_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    max_depth: int = 0
+    stop_reason: str = "final"
+    trajectory: str | None = None
+    question_id: str | None = None
+    raw_answer: str = ""
+    error: str | None = None
+
+    def to_madqa(self) -> dict[str, Any]:
+        """MADQA's prediction record (`question`, `answer`, `citations`) plus effort fields."""
+        record: dict[str, Any] = {}
+        if self.question_id is not None:
+            record["id"] = self.question_id
+        record |= {
+            "question": self.question,
+            "answer": list(self.answer),
+            "citations": [{"file": c["file"], "page": int(c["page"])} for c in self.citations],
+            "steps": self.steps,
+            "sub_calls": self.sub_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "wall_s": round(self.wall_s, 3),
+            "max_depth": self.max_depth,
+            "stop_reason": self.stop_reason,
+            "trajectory": self.trajectory,
+        }
+        if self.error:
+            record["error"] = self.error
+        return record
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-able (for `--json` output and notebooks)."""
+        return asdict(self)

@@ -1,0 +1,95 @@
+"""Prompt templates (`prompts/*.txt`) and the corpus metadata the root model sees.
+
+Templates are plain text with `{name}` placeholders; only known names are replaced, so code
+examples and JSON in a template need no brace escaping. The first line of each root or extract
+template is a role marker (`[rlm-docs:root NAME]`, `[rlm-docs:extract]`): it tells the `offline`
+model which role a request is for, and it is stripped of nothing so real models see it too
+(it reads as a harmless header).
+
+The root never sees corpus text, only a summary: counts, a per-document list (first
+`MAX_LISTED` documents) and, for small corpora, the top-level table of contents.
+"""
+
+import re
+from functools import cache
+from typing import Any
+
+from rlm_docs.corpus import sections
+from rlm_docs.errors import ConfigError
+from rlm_docs.resources import prompts_dir
+
+ROOT_PROMPTS = ("docs", "madqa")
+MAX_LISTED = 40
+TOC_DOCS = 8
+TOC_ENTRIES = 8
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+@cache
+def load_template(name: str) -> str:
+    """Text of `prompts/<name>.txt` (ConfigError naming the file if missing)."""
+    path = prompts_dir() / f"{name}.txt"
+    if not path.is_file():
+        raise ConfigError(f"prompt template {path} not found (known: {', '.join(ROOT_PROMPTS)})")
+    return path.read_text(encoding="utf-8")
+
+
+def fill(template: str, **values: Any) -> str:
+    """Replace `{name}` for the given names only, in one pass (values are not re-scanned)."""
+    return _PLACEHOLDER.sub(
+        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template
+    )
+
+
+def render(name: str, **values: Any) -> str:
+    return fill(load_template(name), **values)
+
+
+def corpus_summary(corpus: Any) -> str:
+    """Counts, a truncated document list and a short toc: what the root knows up front."""
+    docs = corpus.documents
+    lines = [
+        f"{len(docs)} documents, {corpus.total_pages} pages, about {corpus.total_tokens} tokens "
+        f"({corpus.total_chars} characters)."
+    ]
+    lines += [f"- {d.name}: {d.num_pages} pages, {d.tokens} tokens" for d in docs[:MAX_LISTED]]
+    if len(docs) > MAX_LISTED:
+        lines.append(f"- ... and {len(docs) - MAX_LISTED} more (call files() for all)")
+    if len(docs) <= TOC_DOCS:
+        for d in docs:
+            entries = sections.toc(corpus, d.name)
+            top = min((e["level"] for e in entries), default=1)
+            shown = [e for e in entries if e["level"] == top][:TOC_ENTRIES]
+            if shown and not shown[0]["section"].startswith("p"):
+                parts = [f"{e['title']} (p.{e['page_start']})" for e in shown]
+                lines.append(f"Contents of {d.name}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def root_prompt(name: str, question: str, corpus: Any, max_steps: int) -> str:
+    """The filled system prompt of a root run."""
+    if name not in ROOT_PROMPTS:
+        raise ConfigError(f"unknown prompt {name!r}: choose one of {', '.join(ROOT_PROMPTS)}")
+    return render(
+        name,
+        question=question,
+        corpus_summary=corpus_summary(corpus),
+        context_chars=corpus.total_chars,
+        num_documents=len(corpus.documents),
+        num_pages=corpus.total_pages,
+        max_steps=max_steps,
+    )
+
+
+def context_prompt(name: str, question: str, context: str, max_steps: int) -> str:
+    """System prompt of a child run whose context is a plain string, not a corpus."""
+    summary = f"No document corpus: your `context` is a string of {len(context)} characters."
+    return render(
+        name,
+        question=question,
+        corpus_summary=summary,
+        context_chars=len(context),
+        num_documents=0,
+        num_pages=0,
+        max_steps=max_steps,
+    )

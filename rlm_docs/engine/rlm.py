@@ -1,0 +1,167 @@
+"""`RLM(corpus, model=..., sub_model=..., budget=...).ask(question) -> Prediction`.
+
+Wires the pieces for one question: a `Governor` over the budget, the root `Run` in a sandbox
+over the corpus store, then the answer: a structured final value is parsed directly, free
+text goes through an `extract` call (MADQA's formatter), and citations are validated against
+the corpus with `cite()` calls and pages read as fallback evidence.
+"""
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine import prompts
+from rlm_docs.engine.citations import with_fallback
+from rlm_docs.engine.extract import from_structured, heuristic_answer, parse_answer
+from rlm_docs.engine.loop import Outcome, Run, Settings, answer_text
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.engine.trajectory import trajectory_file
+from rlm_docs.errors import ConfigError, RlmDocsError
+from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+from rlm_docs.models import Client, make_client
+from sandbox import Limits
+
+EXTRACT_CHARS = 50_000
+
+
+def _client(model: Client | str) -> Client:
+    return make_client(model) if isinstance(model, str) else model
+
+
+class RLM:
+    """A recursive language model over a document corpus (see module docstring).
+
+    `corpus`: a `Corpus` or a store path. `model` / `sub_model`: model strings or clients
+    (defaults: RLM_DOCS_MODEL or `offline`; RLM_DOCS_SUB_MODEL or the root model). `prompt`:
+    `docs` or `madqa`. `log_dir`: where trajectory JSONL files go (None: not written).
+    `ledger`: a shared `Ledger` to collect every call across questions.
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus | str | os.PathLike,
+        model: Client | str | None = None,
+        sub_model: Client | str | None = None,
+        budget: Budget | None = None,
+        prompt: str = "docs",
+        *,
+        log_dir: str | os.PathLike | None = None,
+        limits: Limits | None = None,
+        ledger: Ledger | None = None,
+        child_share: float = 0.5,
+        max_output_chars: int = 20_000,
+    ) -> None:
+        if prompt not in prompts.ROOT_PROMPTS:
+            raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
+        if not 0 < child_share <= 1:
+            raise ConfigError(f"child_share must be in (0, 1], got {child_share}")
+        self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(corpus)
+        root = _client(model or os.environ.get("RLM_DOCS_MODEL") or "offline")
+        sub = sub_model or os.environ.get("RLM_DOCS_SUB_MODEL")
+        self.settings = Settings(
+            client=root,
+            sub_client=_client(sub) if sub else root,
+            prompt=prompt,
+            limits=limits,
+            child_share=child_share,
+            max_output_chars=max_output_chars,
+        )
+        self.budget = budget or Budget()
+        self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.ledger = ledger if ledger is not None else Ledger()
+        self.last_records: list[dict[str, Any]] = []
+        self._store: Path | None = self.corpus.path
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def _store_path(self) -> Path:
+        """The store the sandbox maps; an in-memory corpus is saved once to a temp dir."""
+        if self._store is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="rlm-docs-corpus-")
+            self._store = self.corpus.save(Path(self._tmp.name) / "store")
+        return self._store
+
+    def ask(self, question: str, *, question_id: str | None = None) -> Prediction:
+        """Answer one question; model-side failures end as `stop_reason="error"`, not raised."""
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigError("question must be a non-empty string")
+        t0 = time.perf_counter()
+        gov = Governor(self.budget, ledger=self.ledger, question_id=question_id or "")
+        run = Run(
+            self.settings,
+            gov,
+            question,
+            corpus=self.corpus,
+            store=self._store_path(),
+            question_id=question_id,
+        )
+        outcome = run.execute()
+        answer, cited, extract_note = self._answer(question, outcome, gov)
+        citations, rejected, source = with_fallback(self.corpus, cited, outcome.cited, outcome.read)
+        totals = gov.totals()
+        forced = outcome.stop_reason == "forced"
+        pred = Prediction(
+            question=question,
+            answer=answer,
+            citations=citations,
+            steps=totals["steps"] + int(forced),
+            sub_calls=totals["sub_calls"],
+            input_tokens=totals["input_tokens"],
+            output_tokens=totals["output_tokens"],
+            cost_usd=totals["cost_usd"],
+            wall_s=time.perf_counter() - t0,
+            max_depth=totals["max_depth"],
+            stop_reason=outcome.stop_reason,
+            question_id=question_id,
+            raw_answer=answer_text(outcome.value),
+            error=outcome.error,
+        )
+        traj = run.traj
+        if self.log_dir is not None:
+            pred.trajectory = str(trajectory_file(self.log_dir, question_id))
+        traj.result(
+            pred.to_madqa()
+            | {
+                "raw_answer": pred.raw_answer,
+                "citation_source": source,
+                "rejected_citations": rejected,
+                "extraction": extract_note,
+            }
+        )
+        self.last_records = traj.lines()
+        if pred.trajectory is not None:
+            traj.write(pred.trajectory)
+        return pred
+
+    def _answer(
+        self, question: str, outcome: Outcome, gov: Governor
+    ) -> tuple[list[str], list[dict[str, Any]], str]:
+        """(answer list, raw citations, how they were obtained) from the run's final value."""
+        value = outcome.value
+        parsed = parse_answer(value) if isinstance(value, str) else from_structured(value)
+        if parsed is not None:
+            return parsed[0], parsed[1], "structured"
+        text = answer_text(value).strip()
+        if not text:
+            return [], [], "empty"
+        request = prompts.render("extract", question=question, response=text[:EXTRACT_CHARS])
+        try:
+            reply = gov.call(
+                self.settings.client,
+                [{"role": "user", "content": request}],
+                role="extract",
+                depth=0,
+            )
+        except BudgetExceeded:
+            answer, cites = heuristic_answer(text)
+            return answer, cites, "heuristic (extraction refused by budget)"
+        except RlmDocsError as exc:
+            answer, cites = heuristic_answer(text)
+            return answer, cites, f"heuristic (extraction failed: {type(exc).__name__})"
+        parsed = parse_answer(reply.text)
+        if parsed is None:
+            answer, cites = heuristic_answer(text)
+            return answer, cites, "heuristic (extraction reply was not JSON)"
+        return parsed[0], parsed[1], "extract"

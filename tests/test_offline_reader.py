@@ -1,0 +1,68 @@
+"""The offline model's roles: extractive reader, extract parser, root policy replies."""
+
+import json
+
+from rlm_docs.models import make_client
+from rlm_docs.models.offline import NOT_FOUND, OfflineClient, detect_role, read, terms, years
+
+
+def test_reader_returns_best_rows_verbatim_with_numbers():
+    prompt = (
+        "Question: What was net property, plant and equipment in 2018?\n"
+        "Document: r page 3\n\n"
+        "The company makes adhesives.\n"
+        "Property, plant and equipment - net      $ 8,738     $ 8,866\n"
+        "Total assets                              36,500     37,987\n"
+    )
+    reply = read(prompt)
+    assert reply.splitlines()[0] == "Property, plant and equipment - net  $ 8,738  $ 8,866"
+    assert "adhesives" not in reply
+
+
+def test_reader_without_match_says_so():
+    assert read("Question: dividend policy of Zorblax?\n\nThe sky is blue.") == NOT_FOUND
+
+
+def test_terms_and_years_drop_boilerplate():
+    q = "Assume you are an analyst. What is the FY2018 capex for 3M? Answer in USD millions."
+    assert terms(q) == ["2018", "capex", "3m"]
+    assert years(q) == ["2018"]
+
+
+def test_roles_and_completion_accounting():
+    client = make_client("offline")
+    assert isinstance(client, OfflineClient) and client.backend == "offline"
+    assert detect_role([{"role": "system", "content": "[rlm-docs:root docs]\n..."}]) == "root"
+    assert detect_role([{"role": "user", "content": "[rlm-docs:extract]\n..."}]) == "extract"
+    assert detect_role([{"role": "user", "content": "Question: x"}]) == "sub"
+    msgs = [
+        {
+            "role": "user",
+            "content": "[rlm-docs:extract]\nQuestion: q\n\nRLM Analysis Response:\n"
+            "42 units (Found in doc_a, page 3)",
+        }
+    ]
+    c = client.complete(msgs)
+    assert json.loads(c.text) == {
+        "answer": ["42 units"],
+        "citations": [{"file": "doc_a", "page": 3}],
+    }
+    assert c.cost_usd == 0.0 and c.usage.input_tokens > 0 and c.usage.output_tokens > 0
+    assert c.usage_source == "tiktoken"
+    assert client.complete(msgs).text == c.text  # deterministic
+
+
+def test_root_policy_turns():
+    client = OfflineClient()
+    system = {"role": "system", "content": "[rlm-docs:root docs]\nQuestion: What is X?"}
+    first = {"role": "user", "content": 'Answer the original prompt: "What is X of Acme?".\n\nGo'}
+    code = client.complete([system, first]).text
+    assert "```repl" in code and "question = 'What is X of Acme?'" in code
+    assert "search(" in code and "llm_query_batched(" in code and "cite(" in code
+    ready = {"role": "user", "content": "ANSWER: ['7']\nOFFLINE_ANSWER_READY"}
+    assistant = {"role": "assistant", "content": code}
+    assert client.complete([system, first, assistant, ready]).text.endswith(
+        "FINAL_VAR(final_answer)"
+    )
+    forced = {"role": "user", "content": "No more code will be run. Answer now."}
+    assert client.complete([system, first, assistant, ready, forced]).text == "FINAL(['7'])"
