@@ -1,0 +1,216 @@
+"""Read what the viewer shows: an eval run directory or a single trajectory JSONL file.
+
+Both become one JSON-able dict, `{"title", "source", "kind", "summary", "questions": [...]}`,
+where each question carries its answer, citations, correctness, effort and (when its log is
+found) the trajectory records. Long strings are clipped so a model that printed a whole filing
+cannot make the page unusably large.
+"""
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.errors import DatasetError
+
+MAX_STRING = 40_000
+RESULT_FILES = ("results.jsonl", "predictions.jsonl")
+EFFORT_FIELDS = (
+    "steps",
+    "sub_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "wall_s",
+    "max_depth",
+)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Objects of a JSONL file; DatasetError naming the file and line on bad input."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read ({exc})") from None
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise DatasetError(f"{path}:{number}: expected a JSON object")
+        records.append(record)
+    return records
+
+
+def clip(value: Any) -> Any:
+    """A copy of `value` with strings longer than MAX_STRING cut (and the cut announced) and
+    non-finite floats replaced by None (JSON has no NaN)."""
+    if isinstance(value, str):
+        if len(value) <= MAX_STRING:
+            return value
+        return value[:MAX_STRING] + f"\n… [{len(value) - MAX_STRING:,} more characters clipped]"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): clip(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clip(v) for v in value]
+    return value
+
+
+def split_trajectory(records: list[dict[str, Any]], where: Path) -> dict[str, Any]:
+    """`{"metadata", "iterations", "result"}` of one run's records (the format of
+    `rlm_docs.engine.trajectory`); DatasetError if the metadata record is missing."""
+    if not records or records[0].get("type") != "metadata":
+        raise DatasetError(
+            f"{where}: not an rlm-docs trajectory (line 1 must be a 'metadata' record)"
+        )
+    results = [r for r in records if r.get("type") == "result"]
+    return {
+        "metadata": records[0],
+        "iterations": [r for r in records if r.get("type") == "iteration"],
+        "result": results[-1] if results else None,
+    }
+
+
+def _correctness(record: dict[str, Any]) -> tuple[bool | None, float | None]:
+    """(correct, score) from whatever the evaluator recorded; None when not scored."""
+    score = next(
+        (record[k] for k in ("score", "anls") if isinstance(record.get(k), int | float)), None
+    )
+    correct = record.get("correct")
+    if isinstance(correct, int | float) and not isinstance(correct, bool):
+        score = float(correct) if score is None else score
+        correct = correct >= 0.5
+    elif not isinstance(correct, bool):
+        correct = None if score is None else score >= 0.5
+    return correct, score
+
+
+def question_entry(
+    record: dict[str, Any], trajectory: dict[str, Any] | None, index: int
+) -> dict[str, Any]:
+    """One question as the page shows it, from a results/prediction record."""
+    correct, score = _correctness(record)
+    answer = record.get("answer")
+    return {
+        "id": str(record.get("id") or record.get("question_id") or f"#{index + 1}"),
+        "question": str(record.get("question") or ""),
+        "answer": answer if isinstance(answer, list) else [] if answer is None else [answer],
+        "gold": record.get("answer_variants") or record.get("gold"),
+        "correct": correct,
+        "score": score,
+        "citations": [c for c in record.get("citations") or [] if isinstance(c, dict)],
+        "evidence": record.get("evidence") or [],
+        "effort": {k: record.get(k) for k in EFFORT_FIELDS},
+        "stop_reason": record.get("stop_reason"),
+        "error": record.get("error"),
+        "system": record.get("system"),
+        "trajectory": trajectory,
+        "trajectory_file": record.get("trajectory"),
+        "trajectory_error": None,
+    }
+
+
+def from_trajectory_file(path: Path) -> list[dict[str, Any]]:
+    """The single question of one trajectory log."""
+    traj = split_trajectory(read_jsonl(path), path)
+    meta = traj["metadata"]
+    record = dict(traj["result"] or {})
+    record.setdefault("question", meta.get("question"))
+    record.setdefault("id", meta.get("question_id"))
+    entry = question_entry(record, traj, 0)
+    entry["trajectory_file"] = str(path)
+    return [entry]
+
+
+def _find_log(run_dir: Path, ref: str) -> Path | None:
+    given = Path(ref)
+    for candidate in (given, run_dir / given, run_dir / "trajectories" / given.name):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _results_file(run_dir: Path) -> Path | None:
+    for name in RESULT_FILES:
+        if (run_dir / name).is_file():
+            return run_dir / name
+    return None
+
+
+def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
+    """Questions of an eval run: its results JSONL joined with the trajectory logs it names
+    (or, with no results file, the logs under `trajectories/` alone)."""
+    results = _results_file(run_dir)
+    if results is None:
+        logs = sorted((run_dir / "trajectories").glob("*.jsonl"))
+        if not logs:
+            raise DatasetError(
+                f"{run_dir}: not an eval run directory (no {' or '.join(RESULT_FILES)} and no "
+                "trajectories/*.jsonl)"
+            )
+        return [q for log in logs for q in from_trajectory_file(log)]
+    questions = []
+    for i, record in enumerate(read_jsonl(results)):
+        ref = record.get("trajectory")
+        log = _find_log(run_dir, ref) if isinstance(ref, str) and ref else None
+        traj, problem = None, None
+        if log is not None:
+            try:
+                traj = split_trajectory(read_jsonl(log), log)
+            except DatasetError as exc:
+                problem = str(exc)
+        elif ref:
+            problem = f"trajectory log {ref} not found"
+        entry = question_entry(record, traj, i)
+        entry["trajectory_error"] = problem
+        questions.append(entry)
+    return questions
+
+
+def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run totals: count, accuracy over scored questions, effort sums."""
+    scored = [q["correct"] for q in questions if q["correct"] is not None]
+
+    def total(field: str) -> float:
+        return sum(q["effort"].get(field) or 0 for q in questions)
+
+    return {
+        "questions": len(questions),
+        "scored": len(scored),
+        "correct": sum(scored),
+        "accuracy": sum(scored) / len(scored) if scored else None,
+        "cost_usd": round(total("cost_usd"), 6),
+        "steps": total("steps"),
+        "sub_calls": total("sub_calls"),
+        "input_tokens": total("input_tokens"),
+        "output_tokens": total("output_tokens"),
+        "wall_s": round(total("wall_s"), 3),
+    }
+
+
+def load_source(source: str | Path) -> dict[str, Any]:
+    """Viewer data for an eval run directory or a trajectory `.jsonl` file."""
+    path = Path(source)
+    if path.is_dir():
+        kind, questions = "run", from_run_dir(path)
+    elif path.is_file() and path.suffix == ".jsonl":
+        kind, questions = "trajectory", from_trajectory_file(path)
+    elif path.exists():
+        raise DatasetError(f"{path}: expected an eval run directory or a trajectory .jsonl file")
+    else:
+        raise DatasetError(f"{path}: no such run directory or trajectory file")
+    return clip(
+        {
+            "title": path.resolve().name,
+            "source": str(path),
+            "kind": kind,
+            "summary": summarize(questions),
+            "questions": questions,
+        }
+    )

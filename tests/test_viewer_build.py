@@ -1,0 +1,255 @@
+"""`rlm-docs view`: loading run directories and trajectory logs, and the generated HTML."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.cli import main
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.engine.trajectory import Trajectory
+from rlm_docs.errors import DatasetError
+from rlm_docs.viewer import build_html, load_source, write_viewer
+from rlm_docs.viewer.load import MAX_STRING
+
+HOSTILE = "Revenue table </script><script>window.PWNED=1</script> <!-- end"
+
+
+def make_trajectory(path: Path, qid: str, question: str, answer: str, page: int) -> Path:
+    """A realistic log written by the engine's own writer: two turns, one batched sub-call
+    and one recursive child run with its own turn."""
+    child = Trajectory(root_model="offline", question="child task", depth=1, sub_model="offline")
+    turn = child.iteration([{"role": "user", "content": "summarise the page"}])
+    turn["response"] = "FINAL(child summary)"
+    turn["final_answer"] = "child summary"
+    Trajectory.close(turn)
+    child.result({"answer": ["child summary"], "citations": [], "cost_usd": 0.0})
+
+    t = Trajectory(
+        root_model="offline",
+        sub_model="offline",
+        question=question,
+        question_id=qid,
+        depth=0,
+        prompt_name="docs",
+        budget={"max_steps": 5},
+    )
+    first = t.iteration(
+        [{"role": "system", "content": "You are an RLM."}, {"role": "user", "content": question}]
+    )
+    first["response"] = "```repl\nhits = search('net sales')\nprint(hits)\n```"
+    ledger = {
+        "question_id": qid,
+        "depth": 0,
+        "role": "sub",
+        "model": "offline",
+        "input_tokens": 120,
+        "output_tokens": 9,
+        "cost_usd": 0.00042,
+        "latency_s": 0.01,
+        "call_id": "c000002",
+        "error": None,
+    }
+    first["code_blocks"].append(
+        {
+            "code": "hits = search('net sales')\nprint(hits)",
+            "result": {
+                "stdout": f"[Hit(document='3M_2018_10K', page={page})] {HOSTILE}",
+                "stderr": "",
+                "locals": {},
+                "execution_time": 0.05,
+                "rlm_calls": [
+                    {
+                        "kind": "llm_query",
+                        "prompt": "Question: net sales?\nPassage ...",
+                        "root_model": "offline",
+                        "response": answer,
+                        "execution_time": 0.01,
+                        "cost_usd": 0.00042,
+                        "ledger": ledger,
+                    },
+                    {
+                        "kind": "rlm_query",
+                        "prompt": "child task",
+                        "root_model": "offline",
+                        "response": "child summary",
+                        "execution_time": 0.02,
+                        "cost_usd": 0.0,
+                        "children": child.lines(),
+                    },
+                ],
+            },
+        }
+    )
+    first["usage"] = {"input_tokens": 900, "output_tokens": 40, "cost_usd": 0.001}
+    Trajectory.close(first)
+    second = t.iteration([{"role": "user", "content": "REPL output: ..."}])
+    second["response"] = "FINAL_VAR(final_answer)"
+    second["final_answer"] = answer
+    Trajectory.close(second)
+    pred = Prediction(
+        question=question,
+        answer=[answer],
+        citations=[{"file": "3M_2018_10K", "page": page}],
+        steps=2,
+        sub_calls=2,
+        input_tokens=1020,
+        output_tokens=49,
+        cost_usd=0.00142,
+        wall_s=0.4,
+        question_id=qid,
+        trajectory=str(path),
+    )
+    t.result(pred.to_madqa())
+    return t.write(path)
+
+
+def make_run(run_dir: Path) -> Path:
+    """An eval run directory: results.jsonl (predictions + scores) and trajectories/."""
+    logs = run_dir / "trajectories"
+    rows = []
+    for qid, answer, page, correct in (
+        ("fb-1", "$32,765 million", 3, True),
+        ("fb-2", "1.2%", 7, False),
+    ):
+        log = make_trajectory(logs / f"rlm_{qid}.jsonl", qid, f"Question {qid}?", answer, page)
+        record = json.loads(log.read_text().splitlines()[-1])
+        record = {k: v for k, v in record.items() if k not in ("type", "timestamp")}
+        record["trajectory"] = f"trajectories/{log.name}"
+        rows.append(record | {"correct": correct, "anls": 1.0 if correct else 0.2})
+    rows.append(
+        {
+            "id": "fb-3",
+            "question": "Lost log?",
+            "answer": [],
+            "citations": [],
+            "trajectory": "trajectories/missing.jsonl",
+            "correct": False,
+        }
+    )
+    (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return run_dir
+
+
+def embedded_data(page: str) -> dict:
+    match = re.search(r'<script type="application/json" id="rlm-data">(.*?)</script>', page, re.S)
+    assert match, "data element missing"
+    return json.loads(match.group(1))
+
+
+def test_run_directory_joins_results_with_trajectories(tmp_path):
+    data = load_source(make_run(tmp_path / "run"))
+    assert data["kind"] == "run"
+    ids = [q["id"] for q in data["questions"]]
+    assert ids == ["fb-1", "fb-2", "fb-3"]
+    first, second, lost = data["questions"]
+    assert first["correct"] is True and first["score"] == 1.0
+    assert second["correct"] is False
+    assert first["answer"] == ["$32,765 million"]
+    assert first["citations"] == [{"file": "3M_2018_10K", "page": 3}]
+    assert [it["iteration"] for it in first["trajectory"]["iterations"]] == [1, 2]
+    calls = first["trajectory"]["iterations"][0]["code_blocks"][0]["result"]["rlm_calls"]
+    assert [c["kind"] for c in calls] == ["llm_query", "rlm_query"]
+    assert calls[1]["children"][0]["type"] == "metadata"
+    assert lost["trajectory"] is None and "missing.jsonl" in lost["trajectory_error"]
+    s = data["summary"]
+    assert (s["questions"], s["scored"], s["correct"]) == (3, 3, 1)
+    assert s["accuracy"] == pytest.approx(1 / 3)
+    assert s["cost_usd"] == pytest.approx(2 * 0.00142)
+    assert s["sub_calls"] == 4
+
+
+def test_single_trajectory_file(tmp_path):
+    log = make_trajectory(tmp_path / "t.jsonl", "q9", "How much?", "42", 5)
+    data = load_source(log)
+    assert data["kind"] == "trajectory"
+    (q,) = data["questions"]
+    assert (q["id"], q["question"], q["answer"]) == ("q9", "How much?", ["42"])
+    assert q["correct"] is None
+    assert q["effort"]["steps"] == 2 and q["effort"]["cost_usd"] == pytest.approx(0.00142)
+
+
+def test_html_is_self_contained_and_script_text_cannot_escape(tmp_path):
+    log = make_trajectory(tmp_path / "t.jsonl", "q1", "Q?", "A", 1)
+    page = build_html(load_source(log))
+    assert "</script><script>window.PWNED" not in page
+    # exactly two closing script tags: the data element and the viewer code
+    assert page.count("</script>") == 2
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "Content-Security-Policy" in page
+    data = embedded_data(page)
+    stdout = data["questions"][0]["trajectory"]["iterations"][0]["code_blocks"][0]["result"]
+    assert HOSTILE in stdout["stdout"]
+
+
+def test_long_strings_are_clipped(tmp_path):
+    log = tmp_path / "big.jsonl"
+    t = Trajectory(root_model="offline", question="big?")
+    it = t.iteration([])
+    it["response"] = "x" * (MAX_STRING + 5000)
+    Trajectory.close(it)
+    t.result({"answer": ["y"], "citations": []})
+    t.write(log)
+    response = load_source(log)["questions"][0]["trajectory"]["iterations"][0]["response"]
+    assert len(response) < MAX_STRING + 100
+    assert "5,000 more characters clipped" in response
+
+
+def test_corpus_adds_cited_page_snippets(tmp_path):
+    corpus = Corpus.from_documents(
+        {"3M_2018_10K": ["cover", "intro", "Net sales were $32,765 million in 2018.", "x"]}
+    )
+    log = make_trajectory(tmp_path / "t.jsonl", "q1", "Q?", "$32,765 million", 3)
+    out = write_viewer(log, tmp_path / "v.html", corpus=corpus)
+    (cite,) = embedded_data(out.read_text())["questions"][0]["citations"]
+    assert "Net sales were $32,765 million" in cite["snippet"]
+    log2 = make_trajectory(tmp_path / "t2.jsonl", "q2", "Q?", "A", 9)
+    out2 = write_viewer(log2, tmp_path / "v2.html", corpus=corpus)
+    (bad,) = embedded_data(out2.read_text())["questions"][0]["citations"]
+    assert "no page 9" in bad["snippet_error"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such run directory"),
+        ("notes.txt", "expected an eval run directory or a trajectory .jsonl"),
+        ("bad.jsonl", "bad.jsonl:2: invalid JSON"),
+        ("nometa.jsonl", "not an rlm-docs trajectory"),
+        ("emptydir", "not an eval run directory"),
+    ],
+)
+def test_bad_sources_raise_clear_errors(tmp_path, content, message):
+    src = tmp_path / (content or "absent")
+    if content == "notes.txt":
+        src.write_text("hello")
+    elif content == "bad.jsonl":
+        src.write_text('{"type": "metadata"}\n{oops\n')
+    elif content == "nometa.jsonl":
+        src.write_text('{"type": "iteration"}\n')
+    elif content == "emptydir":
+        src.mkdir()
+    with pytest.raises(DatasetError, match=re.escape(message)):
+        load_source(src)
+
+
+def test_cli_writes_file_and_reports_errors_without_output(tmp_path, capsys):
+    run_dir = make_run(tmp_path / "run")
+    out = tmp_path / "out" / "view.html"
+    assert main(["view", str(run_dir), "--out", str(out), "--title", "My run"]) == 0
+    page = out.read_text()
+    assert "<title>My run</title>" in page
+    assert [q["id"] for q in embedded_data(page)["questions"]] == ["fb-1", "fb-2", "fb-3"]
+    assert "wrote" in capsys.readouterr().out
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    target = tmp_path / "never.html"
+    assert main(["view", str(bad), "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlm-docs view: error:") and "bad.jsonl:1" in err
+    assert not target.exists()
+    assert main(["view", str(run_dir), "--out", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
