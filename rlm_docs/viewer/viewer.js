@@ -69,7 +69,10 @@
   // Ledger rows of one trajectory (root turns' usage and every sub-call, nested).
   function ledgerRows(traj, rows) {
     for (const it of traj.iterations || []) {
-      if (it.usage && typeof it.usage === "object") rows.push(Object.assign({ role: "root", turn: it.iteration }, it.usage));
+      const m = traj.metadata || {};
+      if (it.usage && typeof it.usage === "object") {
+        rows.push(Object.assign({ role: "root", turn: it.iteration, depth: m.depth, model: m.root_model }, it.usage));
+      }
       for (const cb of it.code_blocks || []) {
         for (const call of (cb.result && cb.result.rlm_calls) || []) {
           if (call.ledger) rows.push(Object.assign({ turn: it.iteration }, call.ledger));
@@ -94,7 +97,7 @@
 
   function renderCall(call, depth) {
     const model = call.model || call.root_model || "";
-    const led = call.ledger || {};
+    const led = call.ledger || (call.children ? split(call.children).result : null) || {};
     const head = [call.kind || "call", model,
       `${int(led.input_tokens)} → ${int(led.output_tokens)} tok`, usd(call.cost_usd ?? led.cost_usd),
       isNum(call.execution_time) ? secs(call.execution_time) : null].filter(Boolean).join(" · ");
@@ -125,7 +128,7 @@
       if (res.stdout) body.append(block("Output", res.stdout));
       if (res.stderr) body.append(block("Error", res.stderr, "stderr"));
       const rc = res.rlm_calls || [];
-      if (rc.length) body.append(el("h4", { text: `Sub-calls (${rc.length})` }), rc.map((c) => renderCall(c, depth)));
+      if (rc.length) body.append(el("h4", { text: `Sub-calls (${rc.length})` }), ...rc.map((c) => renderCall(c, depth)));
     });
     if (it.notice) body.append(el("div", { className: "muted", text: it.notice }));
     if (it.final_answer !== null && it.final_answer !== undefined) body.append(el("div", { className: "final", text: "Final answer: " + str(it.final_answer) }));

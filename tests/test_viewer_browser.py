@@ -1,0 +1,104 @@
+"""The viewer in a real headless browser (Debian's chromium via Playwright): it loads from
+file:// with no console or page errors, a question expands on click and shows its answer and
+citations, and hostile document text stays inert text."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.viewer import write_viewer
+from tests.test_viewer_build import HOSTILE, make_run, make_trajectory
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium")) if p and Path(p).exists()), None
+)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no chromium installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def open_page(browser, html: Path):
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(html.as_uri())
+    page.wait_for_selector("section.q")
+    return page, problems, requests
+
+
+def test_run_page_expands_question_with_answer_and_citation(browser, tmp_path):
+    html = write_viewer(make_run(tmp_path / "run"), tmp_path / "run.html")
+    page, problems, requests = open_page(browser, html)
+    try:
+        assert page.locator("section.q").count() == 3
+        assert "33.3% (1/3)" in page.locator("#summary").inner_text()
+        card = page.locator('section.q[data-id="fb-1"]')
+        assert not card.locator(".q-body").is_visible()
+        card.locator(".q-head").click()
+        body = card.locator(".q-body")
+        assert body.is_visible()
+        assert body.locator(".answer").inner_text().strip() == "$32,765 million"
+        citation = body.locator(".citation").first
+        assert citation.is_visible()
+        assert citation.inner_text().strip() == "3M_2018_10K · page 3"
+        # the first turn is open: code, output (hostile text shown as text) and sub-calls
+        turn = body.locator("details.turn").first
+        assert "hits = search('net sales')" in turn.locator("pre.code").inner_text()
+        assert HOSTILE in turn.inner_text()
+        assert page.evaluate("window.PWNED === undefined")
+        calls = turn.locator("details.call")
+        assert calls.count() == 2
+        calls.nth(1).locator("summary").first.click()
+        assert "child summary" in calls.nth(1).inner_text()
+        assert "c000002" not in body.locator("table.ledger").inner_text()  # ids not shown
+        assert "$0.000420" in body.locator("table.ledger").inner_text()
+        card.locator(".q-head").click()
+        assert not body.is_visible()
+        # filtering by status keeps only the wrong answers
+        page.select_option("#status", "wrong")
+        assert page.locator("section.q").count() == 2
+        assert page.locator("#count").inner_text() == "2 of 3 shown"
+        lost = page.locator('section.q[data-id="fb-3"]')
+        lost.locator(".q-head").click()
+        assert "missing.jsonl not found" in lost.inner_text()
+        assert problems == []
+        assert all(u.startswith("file://") for u in requests)
+    finally:
+        page.close()
+
+
+def test_single_trajectory_opens_expanded(browser, tmp_path):
+    log = make_trajectory(tmp_path / "t.jsonl", "q7", "How much?", "42 million", 2)
+    page, problems, _ = open_page(browser, write_viewer(log, tmp_path / "t.html"))
+    try:
+        body = page.locator("section.q .q-body")
+        assert body.is_visible()
+        assert body.locator(".answer").inner_text().strip() == "42 million"
+        assert body.locator(".citation").inner_text().strip() == "3M_2018_10K · page 2"
+        assert problems == []
+    finally:
+        page.close()
