@@ -1,0 +1,88 @@
+"""`rlm-docs eval`: run one system over a MADQA-schema question set, resumably.
+
+Writes RUN_DIR (see `rlm_docs.eval.rundir`) and prints a one-line summary; `--resume` continues
+an interrupted run with the same settings.
+"""
+
+import argparse
+from pathlib import Path
+
+from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+
+_SYSTEMS = ("rlm", "bm25-agent", "static-rag")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="evaluate a system (rlm, bm25-agent, static-rag) on a question set",
+        description=(
+            "Answer every question of QUESTIONS.jsonl with one system, score it (ANLS*, optional "
+            "LLM judge, page/doc F1, error type) and append results to RUN_DIR as they finish."
+        ),
+    )
+    p.add_argument("--dataset", required=True, metavar="QUESTIONS.jsonl", help="MADQA-schema file")
+    p.add_argument("--corpus", required=True, metavar="STORE", help="corpus store directory")
+    p.add_argument("--system", required=True, choices=_SYSTEMS, help="system to evaluate")
+    p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
+    p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
+    p.add_argument("--judge", metavar="MODEL", help="LLM judge model (default: ANLS* only)")
+    p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
+    p.add_argument("--workers", type=int, default=4, help="questions in parallel (default 4)")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
+    p.add_argument("--prompt", choices=("docs", "madqa"), default="madqa", help="rlm root prompt")
+    p.add_argument("--top-k", type=int, default=5, help="pages per search, baselines (default 5)")
+    p.add_argument("--max-iterations", type=int, default=10, help="bm25-agent turns T (default 10)")
+    p.add_argument(
+        "--judge-sensitivity", type=float, default=0.98, help="for Rogan-Gladen (default 0.98)"
+    )
+    p.add_argument(
+        "--judge-specificity", type=float, default=1.0, help="for Rogan-Gladen (default 1.0)"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_budget_args(p)
+    p.set_defaults(func=run)
+
+
+def _options(args: argparse.Namespace) -> dict:
+    if args.system == "rlm":
+        return {"prompt": args.prompt}
+    if args.system == "bm25-agent":
+        return {"k": args.top_k, "max_iterations": args.max_iterations}
+    return {"k": args.top_k}
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlm_docs.errors import ConfigError
+    from rlm_docs.eval.runner import EvalSettings, run_eval
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    settings = EvalSettings(
+        dataset=Path(args.dataset),
+        corpus=Path(args.corpus),
+        system=args.system,
+        model=args.model,
+        out=Path(args.out),
+        sub_model=args.sub_model,
+        judge=args.judge,
+        budget=budget_from_args(args),
+        options=_options(args),
+        limit=args.limit,
+        workers=args.workers,
+        resume=args.resume,
+        progress=not args.no_progress,
+        sensitivity=args.judge_sensitivity,
+        specificity=args.judge_specificity,
+    )
+    s = run_eval(settings)
+    acc = s["accuracy"]
+    stage = "judge" if args.judge else "ANLS* >= 0.5 stage (no judge)"
+    print(
+        f"{args.system}: {s['n']} questions ({s['ran_now']} run now), accuracy "
+        f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}] ({stage}), "
+        f"page F1 {s['page_f1']['value']:.3f}, ${s['total_cost_usd']:.4f}, "
+        f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
+    )
+    return 0

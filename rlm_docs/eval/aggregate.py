@@ -1,0 +1,95 @@
+"""Run-level metrics with bootstrap intervals, overall and per subset.
+
+Rows are the scored per-question records of a run, one per question of the run's question list:
+a question with no prediction (crashed, interrupted, never run) is a row with status `missing`,
+score 0 and zero effort, so it counts as wrong instead of leaving the denominator.
+"""
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rlm_docs.eval.bootstrap import bootstrap_ci, bootstrap_mean_ci
+from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
+from rlm_docs.eval.kuiper import kuiper
+from rlm_docs.eval.taxonomy import ERROR_TYPES
+
+Row = Mapping[str, Any]
+MEAN_METRICS = ("score", "anls", "page_f1", "doc_f1")
+EFFORT_FIELDS = ("steps", "sub_calls", "input_tokens", "output_tokens", "total_tokens", "wall_s")
+
+
+def effort_value(row: Row, measure: str) -> float:
+    """Effort of a row on `measure` (`total_tokens` = input + output); missing counts as 0."""
+    if measure == "total_tokens":
+        return float(row.get("input_tokens") or 0) + float(row.get("output_tokens") or 0)
+    return float(row.get(measure) or 0)
+
+
+def _interval(values: Sequence[float], seed: int, n_boot: int) -> dict[str, float]:
+    low, high = bootstrap_mean_ci(values, n_boot=n_boot, seed=seed)
+    mean = float(np.mean(values)) if len(values) else math.nan
+    return {"value": mean, "low": low, "high": high}
+
+
+def _kuiper_block(rows: Sequence[Row], measure: str, seed: int, n_boot: int) -> dict[str, float]:
+    effort = np.array([effort_value(r, measure) for r in rows])
+    correct = np.array([float(bool(r.get("correct"))) for r in rows])
+    result = kuiper(effort, correct, seed=seed)
+
+    def stat(idx: np.ndarray) -> float:
+        return kuiper(effort[idx], correct[idx], permutations=0).normalized
+
+    low, high = bootstrap_ci(stat, len(rows), n_boot=min(n_boot, 300), seed=seed)
+    return {
+        "value": result.statistic,
+        "normalized": result.normalized,
+        "p_value": result.p_value,
+        "low": low,
+        "high": high,
+        "degenerate": result.degenerate,
+    }
+
+
+def summarize(
+    rows: Sequence[Row],
+    *,
+    judged: bool = False,
+    sensitivity: float = DEFAULT_SENSITIVITY,
+    specificity: float = DEFAULT_SPECIFICITY,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Aggregates of `rows`; Kuiper `low`/`high` bound K/N, the others bound the value itself."""
+    n = len(rows)
+    out: dict[str, Any] = {"n": n}
+    for name in MEAN_METRICS:
+        out[name] = _interval([float(r.get(name) or 0) for r in rows], seed, n_boot)
+    out["accuracy"] = out.pop("score")
+    if judged:
+        rg = rogan_gladen(out["accuracy"]["value"] if n else 0.0, n, sensitivity, specificity)
+        out["accuracy_corrected"] = {"value": rg.estimate, "low": rg.low, "high": rg.high}
+    for name in EFFORT_FIELDS:
+        out[name] = _interval([effort_value(r, name) for r in rows], seed, n_boot)
+    out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
+    out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)
+    out["total_wall_s"] = sum(float(r.get("wall_s") or 0) for r in rows)
+    out["kuiper_steps"] = _kuiper_block(rows, "steps", seed, n_boot)
+    out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
+    out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
+    out["status"] = {
+        s: sum(1 for r in rows if r.get("status") == s) for s in ("ok", "failed", "missing")
+    }
+    return out
+
+
+def by_group(
+    rows: Sequence[Row], key: Callable[[Row], str], **kwargs: Any
+) -> dict[str, dict[str, Any]]:
+    """`summarize` per value of `key(row)` (e.g. hop type, question type, domain)."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(key(row) or "unknown", []).append(row)
+    return {name: summarize(items, **kwargs) for name, items in sorted(groups.items())}

@@ -1,0 +1,213 @@
+"""The run directory: manifest, append-only results, and the files written at the end.
+
+```
+RUN_DIR/run.json                 settings + question list (refuses a resume with other settings)
+RUN_DIR/results.jsonl            one complete JSON line per finished question (fsynced)
+RUN_DIR/trajectories/*.jsonl     per-question trajectories
+RUN_DIR/predictions.parquet      every question's record, in question order (at the end)
+RUN_DIR/predictions.madqa.jsonl  MADQA `evaluate.py` input (at the end)
+RUN_DIR/ledger.jsonl             every model call of the run (at the end)
+```
+
+A SIGKILL can leave a torn last line in `results.jsonl`; reading drops it (that question is
+re-run) and `truncate_torn_tail` cuts it off before anything is appended again.
+"""
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from rlm_docs.atomic import atomic_write_bytes, atomic_write_text
+from rlm_docs.errors import ConfigError, DatasetError
+
+FORMAT = "rlm-docs.eval-run"
+# Settings that must match for a resume to be valid.
+SETTINGS_KEYS = (
+    "system",
+    "model",
+    "sub_model",
+    "judge",
+    "budget",
+    "options",
+    "dataset_sha256",
+    "corpus",
+    "limit",
+)
+MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
+
+
+class RunDir:
+    """Paths and I/O of one run directory."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.manifest_path = self.path / "run.json"
+        self.results_path = self.path / "results.jsonl"
+        self.trajectories = self.path / "trajectories"
+
+    def read_manifest(self) -> dict[str, Any]:
+        """run.json; DatasetError if it is missing or not a run manifest."""
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DatasetError(f"{self.path}: not a run directory (no run.json)") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DatasetError(f"{self.manifest_path}: unreadable run manifest ({exc})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise DatasetError(f"{self.manifest_path}: not an rlm-docs eval run manifest")
+        return data
+
+    def start(self, manifest: dict[str, Any], resume: bool) -> dict[str, Any]:
+        """Create the run, or check `manifest` against the existing one when resuming.
+
+        Returns the manifest in force (the original one, with its start time, on resume).
+        """
+        if self.manifest_path.exists():
+            if not resume:
+                raise ConfigError(
+                    f"{self.path}: a run already exists here; pass --resume to continue it "
+                    "or choose another --out"
+                )
+            old = self.read_manifest()
+            diffs = [
+                f"{k}: {old.get(k)!r} != {manifest.get(k)!r}"
+                for k in SETTINGS_KEYS
+                if old.get(k) != manifest.get(k)
+            ]
+            if diffs:
+                raise ConfigError(
+                    f"{self.path}: cannot resume, settings differ from the original run ("
+                    + "; ".join(diffs)
+                    + ")"
+                )
+            return old
+        if self.path.exists() and any(self.path.iterdir()):
+            raise ConfigError(f"{self.path}: directory is not empty and holds no run.json")
+        self.trajectories.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.manifest_path, json.dumps(manifest, indent=2) + "\n")
+        return manifest
+
+    def read_results(self) -> dict[str, dict[str, Any]]:
+        """Records by question id; an incomplete or corrupt line is skipped (re-run on resume)."""
+        records: dict[str, dict[str, Any]] = {}
+        if not self.results_path.exists():
+            return records
+        with open(self.results_path, "rb") as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break  # torn tail of a killed run
+                try:
+                    record = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("id"), str):
+                    records.setdefault(record["id"], record)
+        return records
+
+    def truncate_torn_tail(self) -> None:
+        """Cut a trailing partial line so the next append starts on a fresh line."""
+        if not self.results_path.exists():
+            return
+        data = self.results_path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with open(self.results_path, "r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one complete line and fsync it before returning."""
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with open(self.results_path, "ab") as fh:
+            fh.write(line.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def write_outputs(self, rows: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> None:
+        """predictions.parquet, predictions.madqa.jsonl and ledger.jsonl, each atomically."""
+        madqa = []
+        for row in rows:
+            if row.get("status") == "missing":
+                continue
+            madqa.append(
+                {
+                    "id": row["id"],
+                    "question": row["question"],
+                    "answer": row.get("answer") or [],
+                    "citations": row.get("citations") or [],
+                    "iterations": row.get("steps", 0),
+                }
+            )
+        atomic_write_text(
+            self.path / "predictions.madqa.jsonl",
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in madqa),
+        )
+        atomic_write_text(
+            self.path / "ledger.jsonl",
+            "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ledger),
+        )
+        buffer = io.BytesIO()
+        pq.write_table(_table(rows), buffer)
+        atomic_write_bytes(self.path / "predictions.parquet", buffer.getvalue())
+
+
+_NESTED = ("citations", "ledger", "judge")
+
+
+def _table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Flat Parquet table: lists of strings kept, nested structures as JSON text."""
+    flat = []
+    for row in rows:
+        out = {k: v for k, v in row.items() if k not in _NESTED}
+        out["answer"] = [str(a) for a in row.get("answer") or []]
+        for key in _NESTED:
+            if key in row:
+                out[key] = json.dumps(row[key], ensure_ascii=False, default=str)
+        flat.append(out)
+    keys = sorted({k for r in flat for k in r})
+    return pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in flat])
+
+
+def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
+    """The row of a question that has no result: wrong, with zero effort (never dropped)."""
+    return {
+        "id": meta["id"],
+        "question": meta.get("question", ""),
+        "hop_type": meta.get("hop_type", "single"),
+        "question_type": meta.get("question_type", ""),
+        "domain": meta.get("domain", ""),
+        "status": "missing",
+        "answer": [],
+        "citations": [],
+        "steps": 0,
+        "sub_calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "total_tokens": 0,
+        "cost_usd": 0.0,
+        "wall_s": 0.0,
+        "anls": 0.0,
+        "score": 0.0,
+        "stage": "missing",
+        "correct": False,
+        "page_f1": 0.0,
+        "doc_f1": 0.0,
+        "error_type": "refusal",
+    }
+
+
+def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per question of the run, in question order; absent ones are `missing_row`s."""
+    return [records.get(meta["id"]) or missing_row(meta) for meta in manifest["questions"]]
+
+
+def load_run(path: str | os.PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(manifest, rows) of a run directory, for reports and notebooks."""
+    run = RunDir(path)
+    manifest = run.read_manifest()
+    return manifest, run_rows(manifest, run.read_results())

@@ -1,0 +1,45 @@
+"""MADQA's error taxonomy (App. H.3) for wrong answers, decided from citations alone.
+
+- `refusal`: no answer, or an answer that declines ("not found", "cannot determine").
+- `retrieval`: no gold document was cited — the evidence was never found.
+- `navigation`: a gold document was cited but no gold page — right file, wrong place.
+- `comprehension`: a gold page was cited yet the answer is wrong — found but misread.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rlm_docs.eval.citations import doc_set, page_set
+
+ERROR_TYPES = ("refusal", "retrieval", "navigation", "comprehension")
+_REFUSAL = re.compile(
+    r"\b(cannot|can ?not|unable to|not (?:found|available|provided|specified|mentioned|disclosed"
+    r"|determinable|possible)|no (?:answer|information|data|relevant)|insufficient|unknown|i don'?t know|"
+    r"n/?a)\b",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(answer: Sequence[str]) -> bool:
+    """True for an empty answer or one that only declines to answer."""
+    text = " ".join(a for a in answer if a).strip()
+    return not text or (len(text) < 200 and bool(_REFUSAL.search(text)))
+
+
+def error_type(
+    answer: Sequence[str],
+    citations: Sequence[Mapping[str, Any]],
+    evidence: Sequence[Mapping[str, Any]],
+    correct: bool,
+) -> str | None:
+    """None for a correct answer, else one of ERROR_TYPES."""
+    if correct:
+        return None
+    if is_refusal(answer):
+        return "refusal"
+    if not doc_set(citations) & doc_set(evidence):
+        return "retrieval"
+    if not page_set(citations) & page_set(evidence):
+        return "navigation"
+    return "comprehension"

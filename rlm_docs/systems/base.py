@@ -1,0 +1,106 @@
+"""The system protocol and registry: every compared system answers one question through a
+governor and returns a `Prediction` with the same effort fields.
+
+Keeping systems behind `answer(question, governor)` means the runner, budgets and ledger are
+identical for all of them, so effort curves and cost numbers are comparable.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any, Protocol
+
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.engine.trajectory import Trajectory, trajectory_file
+from rlm_docs.errors import ConfigError
+from rlm_docs.eval.dataset import Question
+from rlm_docs.governor import Budget, Governor, Ledger
+
+_REGISTRY = {
+    "rlm": "rlm_docs.systems.rlm_system:RlmSystem",
+    "bm25-agent": "rlm_docs.systems.bm25_agent:Bm25Agent",
+    "static-rag": "rlm_docs.systems.static_rag:StaticRag",
+}
+SYSTEM_NAMES = tuple(_REGISTRY)
+
+
+class System(Protocol):
+    """Anything that answers a question within a governor's budget."""
+
+    name: str
+
+    def answer(self, question: Question, governor: Governor) -> Prediction: ...
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    """What every system is built from (the same for all, so runs are comparable)."""
+
+    corpus: Any
+    model: str
+    sub_model: str | None = None
+    budget: Budget = field(default_factory=Budget)
+    log_dir: str | None = None
+    ledger: Ledger = field(default_factory=Ledger)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def make_system(name: str, config: SystemConfig) -> System:
+    """Build the system registered as `name`; ConfigError lists the valid names."""
+    target = _REGISTRY.get(name)
+    if target is None:
+        raise ConfigError(f"system {name!r}: expected one of {', '.join(SYSTEM_NAMES)}")
+    module, _, attr = target.partition(":")
+    factory: Callable[[SystemConfig], System] = getattr(import_module(module), attr)
+    return factory(config)
+
+
+def effort_fields(governor: Governor) -> dict[str, Any]:
+    """Prediction effort fields from the governor's roll-up (steps, sub-calls, tokens, $, wall)."""
+    t = governor.totals()
+    return {
+        "steps": t["steps"],
+        "sub_calls": t["sub_calls"],
+        "input_tokens": t["input_tokens"],
+        "output_tokens": t["output_tokens"],
+        "cost_usd": t["cost_usd"],
+        "wall_s": t["wall_s"],
+        "max_depth": t["max_depth"],
+    }
+
+
+def new_trajectory(
+    config: SystemConfig, system: str, question: Question, **extra: Any
+) -> Trajectory:
+    """A trajectory in the engine's format (so the viewer opens baseline runs too)."""
+    return Trajectory(
+        root_model=config.model,
+        backend=config.model.partition(":")[0],
+        max_depth=0,
+        environment_type=system,
+        question=question.question,
+        question_id=question.id,
+        system=system,
+        budget=vars(config.budget),
+        **extra,
+    )
+
+
+def finish(
+    config: SystemConfig,
+    trajectory: Trajectory,
+    governor: Governor,
+    prediction: Prediction,
+    start: float,
+) -> Prediction:
+    """Fill the effort fields from the governor, then write the trajectory (if logging)."""
+    for key, value in effort_fields(governor).items():
+        setattr(prediction, key, value)
+    prediction.wall_s = time.perf_counter() - start
+    if config.log_dir is not None:
+        path = trajectory_file(config.log_dir, prediction.question_id)
+        prediction.trajectory = str(path)
+        trajectory.result(prediction.to_madqa())
+        trajectory.write(path)
+    return prediction

@@ -1,0 +1,113 @@
+"""`bm25-agent`: MADQA's BM25 agent baseline (App. G.1), text-only.
+
+The model may search (`SEARCH: query` → the top-k pages' text, k = 5) for at most T = 10 turns;
+the last turn must answer. Every turn is one root step and one root call through the governor,
+so its effort fields mean the same as the RLM's. When a budget refuses a turn, one final
+answering turn is still made (`final=True`), as the engine does.
+"""
+
+import time
+from typing import Any
+
+from rlm_docs.engine.citations import validate
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.eval.dataset import Question
+from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.models import make_client
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.prompts import fill
+from rlm_docs.systems.replies import Reply, page_block, read_reply
+
+LAST_TURN = "This is your last turn: no more searches. Reply now with only the JSON answer."
+
+
+class Bm25Agent:
+    """Iterative search-then-answer agent over `Corpus.search`."""
+
+    name = "bm25-agent"
+
+    def __init__(self, config: SystemConfig) -> None:
+        self.config = config
+        self.corpus = config.corpus
+        self.client = make_client(config.model)
+        self.k = int(config.options.get("k", 5))
+        self.max_iterations = int(config.options.get("max_iterations", 10))
+        self.max_page_chars = int(config.options.get("max_page_chars", 8000))
+
+    def _search(self, query: str) -> tuple[str, list[dict[str, Any]]]:
+        hits = self.corpus.search(query, k=self.k)
+        blocks = [
+            page_block(
+                h.document, h.page, self.corpus.page(h.document, h.page), self.max_page_chars
+            )
+            for h in hits
+        ]
+        head = f"Search results for {query!r} ({len(hits)} pages):\n\n"
+        text = head + ("\n\n".join(blocks) if blocks else "No matching pages.")
+        return text, [{"file": h.document, "page": h.page} for h in hits]
+
+    def answer(self, question: Question, governor: Governor) -> Prediction:
+        """Search/answer loop; the trajectory records every turn and search."""
+        start = time.perf_counter()
+        system = fill("bm25_agent", k=self.k, max_iterations=self.max_iterations)
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": question.question},
+        ]
+        trajectory = new_trajectory(
+            self.config, self.name, question, max_iterations=self.max_iterations
+        )
+        reply: Reply | None = None
+        stop_reason, error, sent = "forced", None, 0
+        for turn in range(1, self.max_iterations + 1):
+            last = turn == self.max_iterations
+            if last:
+                messages.append({"role": "user", "content": LAST_TURN})
+            record = trajectory.iteration(messages[sent:])
+            sent = len(messages)
+            try:
+                try:
+                    governor.step()
+                    completion = governor.call(self.client, messages, role="root")
+                except BudgetExceeded as exc:
+                    last, stop_reason = True, "budget"
+                    messages.append({"role": "user", "content": f"{exc}. {LAST_TURN}"})
+                    record["prompt"], record["forced"] = messages[sent - 1 :], True
+                    sent = len(messages)
+                    completion = governor.call(self.client, messages, role="root", final=True)
+            except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+                error, stop_reason = f"{type(exc).__name__}: {exc}", "error"
+                trajectory.close(record)
+                break
+            messages.append({"role": "assistant", "content": completion.text})
+            sent = len(messages)
+            reply = read_reply(completion.text, allow_search=not last)
+            record["response"] = completion.text
+            record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
+            if reply.query is None:
+                record["final_answer"] = reply.answer
+                trajectory.close(record)
+                if stop_reason != "budget":
+                    stop_reason = "forced" if last else "final"
+                break
+            text, pages = self._search(reply.query)
+            record["search"] = {"query": reply.query, "results": pages}
+            messages.append({"role": "user", "content": text})
+            trajectory.close(record)
+        final = reply if reply is not None and reply.query is None else Reply()
+        citations, _ = validate(self.corpus, final.citations)
+        return finish(
+            self.config,
+            trajectory,
+            governor,
+            Prediction(
+                question=question.question,
+                question_id=question.id,
+                answer=final.answer,
+                citations=citations,
+                stop_reason=stop_reason,
+                raw_answer=messages[-1]["content"] if messages[-1]["role"] == "assistant" else "",
+                error=error,
+            ),
+            start,
+        )

@@ -1,0 +1,43 @@
+"""Reading a baseline model's reply: a `SEARCH: query` request or a final JSON answer.
+
+The final answer is MADQA's structured output, `{"answer": [...], "citations": [{"file",
+"page"}]}`; a reply in neither form is read as a free-text answer (first line + `file, page N`
+mentions), which is what a model that ignores the format most likely meant.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlm_docs.engine.extract import heuristic_answer, parse_answer
+
+_SEARCH = re.compile(r"^\s*SEARCH:\s*(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """`query` is set for a search request; otherwise `answer` / `citations` are final."""
+
+    query: str | None = None
+    answer: list[str] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    structured: bool = False
+
+
+def read_reply(text: str, allow_search: bool = True) -> Reply:
+    """Classify and parse one reply (on a forced last turn, a search request is ignored)."""
+    parsed = parse_answer(text)
+    if parsed is not None:
+        return Reply(answer=parsed[0], citations=parsed[1], structured=True)
+    search = _SEARCH.findall(text)
+    if search and allow_search:
+        return Reply(query=search[-1].strip().strip("\"'"))
+    free = _SEARCH.sub("", text)
+    answer, citations = heuristic_answer(free)
+    return Reply(answer=answer, citations=citations)
+
+
+def page_block(document: str, page: int, text: str, max_chars: int) -> str:
+    """One retrieved page as shown to the model (MADQA shows file name and page with each)."""
+    body = text if len(text) <= max_chars else text[:max_chars] + "\n[... page truncated ...]"
+    return f"[FILE: {document} | PAGE: {page}]\n{body}\n[END PAGE]"

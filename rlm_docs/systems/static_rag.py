@@ -1,0 +1,72 @@
+"""`static-rag`: the top-k BM25 pages for the question, then one answering call.
+
+One root step, one root call: the floor of effort every agent should be compared against.
+Citations are the model's when it gives valid ones; otherwise the retrieved pages whose text
+contains the answer, else all k pages (the evidence the answer could have come from).
+"""
+
+import time
+
+from rlm_docs.engine.citations import validate
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.eval.dataset import Question
+from rlm_docs.governor import Governor
+from rlm_docs.models import make_client
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.prompts import fill
+from rlm_docs.systems.replies import page_block, read_reply
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class StaticRag:
+    """Retrieve once, answer once."""
+
+    name = "static-rag"
+
+    def __init__(self, config: SystemConfig) -> None:
+        self.config = config
+        self.corpus = config.corpus
+        self.client = make_client(config.model)
+        self.k = int(config.options.get("k", 5))
+        self.max_page_chars = int(config.options.get("max_page_chars", 8000))
+
+    def answer(self, question: Question, governor: Governor) -> Prediction:
+        """Retrieve, prompt, parse; failures become an `error` prediction (scored wrong)."""
+        start = time.perf_counter()
+        hits = self.corpus.search(question.question, k=self.k)
+        pages = {(h.document, h.page): self.corpus.page(h.document, h.page) for h in hits}
+        blocks = [page_block(d, p, text, self.max_page_chars) for (d, p), text in pages.items()]
+        prompt = fill(
+            "static_rag", k=len(blocks), pages="\n\n".join(blocks), question=question.question
+        )
+        messages = [{"role": "user", "content": prompt}]
+        trajectory = new_trajectory(self.config, self.name, question, k=self.k)
+        record = trajectory.iteration(messages)
+        record["search"] = {"query": question.question, "results": [list(k) for k in pages]}
+        prediction = Prediction(question=question.question, question_id=question.id)
+        try:
+            governor.step()
+            completion = governor.call(self.client, messages, role="root")
+        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+            prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
+            trajectory.close(record)
+            return finish(self.config, trajectory, governor, prediction, start)
+        reply = read_reply(completion.text, allow_search=False)
+        record["response"] = completion.text
+        record["final_answer"] = reply.answer
+        trajectory.close(record)
+        citations, _ = validate(self.corpus, reply.citations)
+        if not citations and reply.answer:
+            wanted = [_norm(a) for a in reply.answer]
+            citations = [
+                {"file": d, "page": p}
+                for (d, p), text in pages.items()
+                if any(w and w in _norm(text) for w in wanted)
+            ]
+        prediction.answer = reply.answer
+        prediction.citations = citations or [{"file": d, "page": p} for d, p in pages]
+        prediction.raw_answer = completion.text
+        return finish(self.config, trajectory, governor, prediction, start)

@@ -1,0 +1,53 @@
+import itertools
+import math
+
+import pytest
+
+from rlm_docs.eval.kuiper import effort_correlations, kuiper
+
+
+def test_four_items_hand_computed():
+    # sorted by effort: correct 1, 1, 0, 0; mean 0.5; curve 0.5, 1.0, 0.5, 0.0 -> K = 1
+    r = kuiper([3, 1, 4, 2], [0, 1, 0, 1], permutations=0)
+    assert r.curve == [0.5, 1.0, 0.5, 0.0]
+    assert r.statistic == pytest.approx(1.0)
+    assert r.normalized == pytest.approx(0.25)
+    assert r.accuracy == 0.5
+
+
+def test_range_spans_both_signs():
+    # correct 0, 1, 1, 0 -> curve -0.5, 0, 0.5, 0 -> K = 0.5 - (-0.5) = 1
+    assert kuiper([1, 2, 3, 4], [0, 1, 1, 0], permutations=0).statistic == pytest.approx(1.0)
+
+
+def test_ties_give_the_same_value_in_every_order():
+    effort = [1, 1, 1, 2]
+    correct = [1, 0, 0, 1]
+    values = set()
+    for perm in itertools.permutations(range(4)):
+        r = kuiper([effort[i] for i in perm], [correct[i] for i in perm], permutations=0)
+        values.add(round(r.statistic, 12))
+    # tie block at effort 1 sums to 1 - 3 * 0.5 = -0.5, then back to 0 -> K = 0.5
+    assert values == {0.5}
+
+
+def test_permutation_p_value_separates_signal_from_noise():
+    effort = list(range(40))
+    strong = kuiper(effort, [1 if e < 20 else 0 for e in effort], permutations=500)
+    noise = kuiper(effort, [e % 2 for e in effort], permutations=500)
+    assert strong.p_value < 0.01
+    assert noise.p_value > 0.5
+    assert strong.p_value >= 1 / 501
+
+
+def test_degenerate_and_empty():
+    r = kuiper([1, 2, 3], [1, 1, 1])
+    assert r.degenerate and r.statistic == 0.0 and r.p_value == 1.0
+    assert math.isnan(kuiper([], []).statistic)
+
+
+def test_spearman_between_effort_measures():
+    corr = effort_correlations({"steps": [1, 2, 3, 4], "tokens": [10, 30, 20, 40], "flat": [1] * 4})
+    # ranks 1,2,3,4 vs 1,3,2,4: d^2 = 2 -> rho = 1 - 6*2/(4*15) = 0.8
+    assert corr[("steps", "tokens")] == pytest.approx(0.8)
+    assert math.isnan(corr[("steps", "flat")])
