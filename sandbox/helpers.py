@@ -1,0 +1,128 @@
+"""Corpus helpers offered to model code: plain functions over a `Corpus`, returning JSON-able data.
+
+The sandbox worker binds them in its namespace (and as methods of the `corpus` facade); the host
+can call `make_helpers` too, so non-sandboxed systems (the baselines) offer the same tools.
+Unknown documents raise `CorpusError` listing close names (from `Corpus`).
+"""
+
+import re
+import types
+from collections.abc import Callable
+from typing import Any
+
+from rlm_docs.corpus import Corpus, sections
+from rlm_docs.errors import CorpusError
+
+GREP_LINE_CHARS = 300
+
+
+def _check_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    return value
+
+
+def make_helpers(corpus: Corpus) -> dict[str, Callable[..., Any]]:
+    """`files page pages search grep locate toc read_section` bound to `corpus`."""
+
+    def files() -> list[dict[str, Any]]:
+        """Every document: `[{name, pages, tokens}]` in corpus order."""
+        return [
+            {"name": d.name, "pages": d.num_pages, "tokens": d.tokens} for d in corpus.documents
+        ]
+
+    def page(doc: str, n: int) -> str:
+        """Text of page `n` (1-based) of `doc`."""
+        return corpus.page(doc, _check_int(n, "page number"))
+
+    def pages(doc: str, start: int, end: int) -> list[str]:
+        """Texts of pages `start`..`end` (inclusive, 1-based) of `doc`."""
+        return corpus.pages(doc, _check_int(start, "start"), _check_int(end, "end"))
+
+    def search(query: str, k: int = 5, doc: str | None = None) -> list[dict[str, Any]]:
+        """Top-`k` pages by BM25: `[{file, page, score, snippet}]`, optionally within `doc`."""
+        if not isinstance(query, str):
+            raise TypeError("search() query must be a string")
+        hits = corpus.search(query, k=_check_int(k, "k"), document=doc)
+        return [
+            {
+                "file": h.document,
+                "page": h.page,
+                "score": round(float(h.score), 4),
+                "snippet": h.snippet,
+            }
+            for h in hits
+        ]
+
+    def grep(pattern: str, doc: str | None = None, max_hits: int = 50) -> list[dict[str, Any]]:
+        """Regex search over pages: `[{file, page, line, text}]` (line 1-based within the page).
+
+        Case-sensitive Python regex, matched per line. A pathological pattern is stopped by the
+        cell's time limit.
+        """
+        try:
+            regex = re.compile(pattern, re.MULTILINE)
+        except (re.error, TypeError) as exc:
+            raise CorpusError(f"grep(): invalid pattern {pattern!r}: {exc}") from None
+        limit = _check_int(max_hits, "max_hits")
+        names = corpus.names if doc is None else [_resolve(doc)]
+        hits: list[dict[str, Any]] = []
+        for name in names:
+            for number, text in enumerate(corpus.pages(name, 1, corpus.num_pages(name)), 1):
+                if not regex.search(text):
+                    continue
+                for line_no, line in enumerate(text.splitlines(), 1):
+                    if regex.search(line):
+                        hits.append(
+                            {
+                                "file": name,
+                                "page": number,
+                                "line": line_no,
+                                "text": line.strip()[:GREP_LINE_CHARS],
+                            }
+                        )
+                        if len(hits) >= limit:
+                            return hits
+        return hits
+
+    def locate(offset: int) -> dict[str, Any]:
+        """The `{file, page}` that character `offset` of `context` belongs to."""
+        name, number = corpus.locate(_check_int(offset, "offset"))
+        return {"file": name, "page": number}
+
+    def _resolve(doc: str) -> str:
+        corpus.num_pages(doc)  # raises CorpusError with close names
+        return corpus.resolve(doc) or doc
+
+    def toc(doc: str) -> list[dict[str, Any]]:
+        """Table of contents of `doc`: `[{section, title, level, page_start, page_end}]`."""
+        return sections.toc(corpus, _resolve(doc))
+
+    def read_section(
+        doc: str, section: str | int, start: int = 0, end: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Paragraphs `start:end` of a section (id from `toc(doc)` or part of its title)."""
+        return sections.read_section(corpus, _resolve(doc), section, start, end)
+
+    return {
+        "files": files,
+        "page": page,
+        "pages": pages,
+        "search": search,
+        "grep": grep,
+        "locate": locate,
+        "toc": toc,
+        "read_section": read_section,
+    }
+
+
+class CorpusHelpers(types.SimpleNamespace):
+    """The `corpus` object of the namespace: the helper functions as methods, nothing else."""
+
+    def __repr__(self) -> str:
+        return f"<corpus helpers: {', '.join(sorted(vars(self)))}>"
+
+
+def facade(helpers: dict[str, Callable[..., Any]]) -> CorpusHelpers:
+    """Wrap helper functions in a `corpus` facade (no access to the Corpus object itself)."""
+    return CorpusHelpers(**helpers)

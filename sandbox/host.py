@@ -1,0 +1,324 @@
+"""`Sandbox`: the host side of the isolated, persistent Python REPL worker.
+
+The worker is a separate process (`sandbox.worker`) confined by RestrictedPython and by the OS
+(`sandbox.confine`). The host sends cells over a framed pipe, answers the worker's calls to
+host `functions` (this is how `llm_query` reaches the models, so API keys stay in the host),
+enforces the wall-clock limit per cell and restarts the worker when it dies or runs over.
+"""
+
+import keyword
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.errors import CorpusError, RlmDocsError
+from sandbox import protocol
+from sandbox.confine import NOBODY
+from sandbox.limits import CellResult, Limits
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+_LOST = "the worker was restarted and all variables were lost"
+
+
+class SandboxError(RlmDocsError):
+    """The sandbox worker could not start or stopped answering."""
+
+
+class _WorkerGone(Exception):
+    """The worker exited or broke the protocol in the middle of a request."""
+
+
+class _TimedOut(Exception):
+    """The worker did not answer within the wall-clock limit."""
+
+
+def _worker_env(workdir: str) -> dict[str, str]:
+    """A minimal environment: nothing from the host (no API keys), single-threaded math libs."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONPATH": _PACKAGE_ROOT,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMBA_NUM_THREADS": "1",
+    }
+
+
+def _death_reason(returncode: int | None, limits: Limits) -> str:
+    if returncode is None:
+        return "stopped answering"
+    if returncode == -signal.SIGXCPU:
+        return f"exceeded its CPU time limit of {limits.cpu_s} s"
+    if returncode == -signal.SIGKILL:
+        return f"was killed (likely out of memory; the limit is {limits.memory_mb} MB)"
+    if returncode == -signal.SIGSYS:
+        return "was killed for a forbidden system call"
+    if returncode < 0:
+        return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with code {returncode}"
+
+
+def _kill(proc: subprocess.Popen, workdir: str, fds: list[int]) -> None:
+    """Stop a worker and everything it left behind (also used as a finalizer)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """An isolated Python REPL whose variables persist across `run` calls.
+
+    `functions` are host callables that sandbox code calls like plain functions; arguments and
+    results must be JSON-able (str, int, float, bool, None, list, dict with str keys). An
+    exception they raise reappears in the sandbox with the same class name (`BudgetExceeded`
+    and `CorpusError` are pre-bound so code can catch them). Time spent inside host functions
+    does not count toward `Limits.wall_s`. With a `corpus` (a store directory), the namespace
+    also has `context`, `corpus` and the helpers of `sandbox.helpers`. Names bound by the
+    sandbox (helpers, host functions, `context`) are restored after every cell, so model code
+    cannot shadow them for later cells; `set()` is the way to change one.
+    """
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        corpus: str | os.PathLike | None = None,
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+    ) -> None:
+        self.limits = limits or Limits()
+        self.corpus = None if corpus is None else Path(corpus)
+        self.functions = dict(functions or {})
+        for name, fn in self.functions.items():
+            if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+                raise ValueError(f"sandbox function name {name!r} is not a valid identifier")
+            if name.startswith("_"):
+                raise ValueError(f"sandbox function name {name!r} must not start with '_'")
+            if not callable(fn):
+                raise TypeError(f"sandbox function {name!r} is not callable")
+        if self.corpus is not None and not self.corpus.is_dir():
+            raise CorpusError(f"{self.corpus}: corpus store directory not found")
+        self._security: dict[str, Any] = {}
+        self._finalizer: weakref.finalize | None = None
+        self._start()
+
+    # -- process lifecycle ------------------------------------------------------------------
+
+    def _start(self) -> None:
+        workdir = tempfile.mkdtemp(prefix="rlm-sandbox-")
+        if os.geteuid() == 0:
+            os.chown(workdir, NOBODY, NOBODY)
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        self._log = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "sandbox.worker", str(to_worker_r), str(from_worker_w)],
+            pass_fds=(to_worker_r, from_worker_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            env=_worker_env(workdir),
+            cwd=workdir,
+            start_new_session=True,
+        )
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        self._write_fd = to_worker_w
+        self._reader = protocol.FrameReader(from_worker_r)
+        self._workdir = workdir
+        self._finalizer = weakref.finalize(
+            self, _kill, self._proc, workdir, [to_worker_w, from_worker_r]
+        )
+        self._send(
+            {
+                "op": "init",
+                "corpus": None if self.corpus is None else str(self.corpus.resolve()),
+                "functions": sorted(self.functions),
+                "limits": asdict(self.limits),
+                "workdir": workdir,
+            }
+        )
+        try:
+            reply = self._reader.read(time.monotonic() + self.limits.start_timeout_s)
+        except protocol.ProtocolError:
+            reply = {"op": "fatal", "message": self._startup_failure()}
+        if reply is None:
+            reply = {"op": "fatal", "message": "the worker did not start in time"}
+        if reply["op"] != "ready":
+            self._stop()
+            if reply.get("type") == "CorpusError":
+                raise CorpusError(str(reply.get("message")))
+            raise SandboxError(f"sandbox worker failed to start: {reply.get('message')}")
+        self._security = dict(reply.get("security") or {})
+
+    def _startup_failure(self) -> str:
+        self._proc.wait()
+        self._log.seek(0)
+        tail = self._log.read()[-2000:].decode("utf-8", "replace").strip()
+        return f"{_death_reason(self._proc.returncode, self.limits)}: {tail}"
+
+    def _stop(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+            self._finalizer = None
+        self._log.close()
+
+    def restart(self) -> None:
+        """Replace the worker by a fresh one (all variables are lost; the corpus is reloaded)."""
+        self._stop()
+        self._start()
+
+    def close(self) -> None:
+        """Stop the worker and remove its temporary directory (idempotent)."""
+        self._stop()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int:
+        """Process id of the current worker."""
+        return self._proc.pid
+
+    def security(self) -> dict[str, Any]:
+        """Which layers are active: uid, privileges_dropped, rlimits, seccomp, cwd."""
+        return dict(self._security)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> None:
+        try:
+            protocol.send(self._write_fd, message)
+        except (BrokenPipeError, OSError) as exc:
+            if isinstance(exc, BrokenPipeError) or exc.errno == 32:
+                raise _WorkerGone() from None
+            raise
+
+    def _answer(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """Run a host function for the worker and build the reply frame."""
+        name = frame.get("name")
+        fn = self.functions.get(name) if isinstance(name, str) else None
+        if fn is None:
+            return {"op": "raise", "type": "NameError", "message": f"no host function {name!r}"}
+        args = frame.get("args") or []
+        kwargs = frame.get("kwargs") or {}
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:  # re-raised inside the sandbox under the same class name
+            return {"op": "raise", "type": type(exc).__name__, "message": str(exc)}
+        reply = {"op": "return", "value": value}
+        try:
+            protocol.encode(reply)
+        except (TypeError, ValueError) as exc:
+            return {
+                "op": "raise",
+                "type": "TypeError",
+                "message": f"host function {name}() returned a value that is not JSON-able: {exc}",
+            }
+        return reply
+
+    def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send a request and serve host calls until the final reply; the deadline excludes
+        time spent in host functions."""
+        deadline = time.monotonic() + self.limits.wall_s
+        self._send(message)
+        while True:
+            try:
+                frame = self._reader.read(deadline)
+            except protocol.ProtocolError:
+                raise _WorkerGone() from None
+            if frame is None:
+                raise _TimedOut()
+            if frame["op"] != "call":
+                return frame
+            started = time.monotonic()
+            try:
+                reply = self._answer(frame)
+            except BaseException:
+                self.restart()  # the worker is mid-call; its state cannot be resumed
+                raise
+            deadline += time.monotonic() - started
+            self._send(reply)
+
+    def _recover(self, exc: Exception) -> str:
+        """Restart after a timeout or a crash; the message tells the model what happened."""
+        if isinstance(exc, _TimedOut):
+            message = f"TimeoutError: cell exceeded {self.limits.wall_s} s wall clock; {_LOST}"
+        else:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            reason = _death_reason(self._proc.poll(), self.limits)
+            message = f"WorkerDied: the sandbox worker {reason}; {_LOST}"
+        self.restart()
+        return message
+
+    def run(self, code: str) -> CellResult:
+        """Run one cell. Errors in the code come back in `error` (a short traceback pointing at
+        the cell's lines); a timeout or a dead worker gives `restarted=True`."""
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a string, not {type(code).__name__}")
+        started = time.monotonic()
+        try:
+            reply = self._exchange({"op": "run", "code": code})
+        except (_TimedOut, _WorkerGone) as exc:
+            message = self._recover(exc)
+            return CellResult("", message, True, time.monotonic() - started)
+        return CellResult(
+            str(reply.get("stdout", "")),
+            reply.get("error"),
+            False,
+            time.monotonic() - started,
+        )
+
+    def _request(self, message: dict[str, Any]) -> Any:
+        try:
+            reply = self._exchange(message)
+        except (_TimedOut, _WorkerGone) as exc:
+            raise SandboxError(self._recover(exc)) from None
+        if reply["op"] == "value":
+            return reply.get("value")
+        if reply.get("type") == "KeyError":
+            raise KeyError(reply.get("message"))
+        raise ValueError(f"{reply.get('type')}: {reply.get('message')}")
+
+    def get(self, name: str) -> Any:
+        """A JSON-able copy of variable `name` (KeyError if it is not defined)."""
+        return self._request({"op": "get", "name": name})
+
+    def set(self, name: str, value: Any) -> None:
+        """Bind a JSON-able `value` to `name` in the sandbox namespace."""
+        try:
+            protocol.encode({"op": "set", "name": name, "value": value})
+        except TypeError as exc:
+            raise TypeError(f"sandbox value for {name!r} must be JSON-able: {exc}") from None
+        self._request({"op": "set", "name": name, "value": value})
+
+    def variables(self) -> dict[str, str]:
+        """User variables: name -> short description (`str, 1,234 chars`, `list, 3 items`)."""
+        return self._request({"op": "vars"})

@@ -1,0 +1,100 @@
+"""Length-prefixed JSON frames between the host and the sandbox worker.
+
+Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object
+with an `op` key). JSON, never pickle: the host must not run anything the worker could forge.
+The frames travel over two dedicated pipes (passed with `pass_fds`), not the worker's stdio.
+
+Host -> worker:
+  {"op": "init", "corpus": str | None, "functions": [str], "limits": {...}, "workdir": str}
+  {"op": "run", "code": str}                 run a cell
+  {"op": "get", "name": str}                 JSON-able copy of a variable
+  {"op": "set", "name": str, "value": any}   bind a JSON value
+  {"op": "vars"}                             describe user variables
+  {"op": "return", "value": any}             reply to a worker "call"
+  {"op": "raise", "type": str, "message": str}  a host function raised
+Worker -> host:
+  {"op": "ready", "security": {...}}         worker started and confined
+  {"op": "fatal", "message": str}            worker could not start (e.g. bad corpus)
+  {"op": "call", "name": str, "args": [...], "kwargs": {...}}  host function RPC
+  {"op": "done", "stdout": str, "error": str | None}  end of a cell
+  {"op": "value", "value": any}              reply to get / set / vars
+  {"op": "error", "type": str, "message": str}  get / set / vars failed
+"""
+
+import json
+import os
+import select
+import struct
+import time
+from typing import Any
+
+_HEADER = struct.Struct(">I")
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+
+
+class ProtocolError(Exception):
+    """The peer closed the pipe or sent something that is not a valid frame."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One frame: length prefix + compact JSON (raises TypeError for non-JSON values)."""
+    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(body) > MAX_FRAME_BYTES:
+        raise ValueError(
+            f"message of {len(body)} bytes exceeds the {MAX_FRAME_BYTES} byte frame limit"
+        )
+    return _HEADER.pack(len(body)) + body
+
+
+def send(fd: int, message: dict[str, Any]) -> None:
+    """Write one frame to a blocking pipe fd."""
+    send_bytes(fd, encode(message))
+
+
+def send_bytes(fd: int, frame: bytes) -> None:
+    """Write an already encoded frame."""
+    data = memoryview(frame)
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+class FrameReader:
+    """Buffered frame reader over a raw pipe fd, with an optional deadline per frame."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buf = bytearray()
+
+    def _fill(self, deadline: float | None) -> bool:
+        """Read more bytes; False if the deadline passed first. Raises ProtocolError on EOF."""
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                return False
+        chunk = os.read(self.fd, 1 << 20)
+        if not chunk:
+            raise ProtocolError("pipe closed")
+        self._buf += chunk
+        return True
+
+    def read(self, deadline: float | None = None) -> dict[str, Any] | None:
+        """The next frame, or None if `deadline` (a monotonic time) passes first."""
+        while len(self._buf) < _HEADER.size:
+            if not self._fill(deadline):
+                return None
+        (size,) = _HEADER.unpack_from(self._buf)
+        if size > MAX_FRAME_BYTES:
+            raise ProtocolError(f"frame of {size} bytes exceeds the limit")
+        while len(self._buf) < _HEADER.size + size:
+            if not self._fill(deadline):
+                return None
+        body = bytes(self._buf[_HEADER.size : _HEADER.size + size])
+        del self._buf[: _HEADER.size + size]
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            raise ProtocolError(f"invalid JSON frame: {exc}") from None
+        if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+            raise ProtocolError("frame is not an object with an 'op'")
+        return message

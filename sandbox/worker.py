@@ -1,0 +1,263 @@
+"""The sandbox worker process: a persistent restricted namespace served over framed pipes.
+
+Started by `sandbox.host.Sandbox` as `python -m sandbox.worker READ_FD WRITE_FD`. It imports
+everything it will ever need and loads the corpus (memory-mapped) first, then confines itself
+(`sandbox.confine`), then answers requests one at a time (see `sandbox.protocol`).
+"""
+
+import builtins
+import keyword
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from rlm_docs.errors import CorpusError
+from sandbox import confine, protocol
+from sandbox.modules import load_modules
+from sandbox.output import Output
+from sandbox.policy import compile_cell, make_builtins
+from sandbox.tracebacks import format_exception, format_syntax_error
+from sandbox.values import describe, to_jsonable
+
+
+class HostError(Exception):
+    """Base of exceptions re-raised from host functions under the host exception's name."""
+
+
+class BudgetExceeded(HostError):
+    """A host function refused the call because a budget limit was reached."""
+
+
+_BUILTIN_EXCEPTIONS = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception)
+}
+
+
+class Channel:
+    """The worker's end of the pipes; host functions become RPCs over it."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.reader = protocol.FrameReader(read_fd)
+        self.write_fd = write_fd
+        self.exceptions: dict[str, type[BaseException]] = {
+            "BudgetExceeded": BudgetExceeded,
+            "CorpusError": CorpusError,
+        }
+
+    def send(self, message: dict[str, Any]) -> None:
+        protocol.send(self.write_fd, message)
+
+    def receive(self) -> dict[str, Any]:
+        message = self.reader.read()
+        assert message is not None  # no deadline: blocks until a frame or EOF
+        return message
+
+    def exception(self, name: str) -> type[BaseException]:
+        """The class to raise for a host exception called `name` (created once if new)."""
+        if name in self.exceptions:
+            return self.exceptions[name]
+        if name in _BUILTIN_EXCEPTIONS:
+            return _BUILTIN_EXCEPTIONS[name]
+        if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
+            return HostError
+        cls = type(name, (HostError,), {"__module__": "sandbox"})
+        self.exceptions[name] = cls
+        return cls
+
+    def call(self, name: str, args: tuple, kwargs: dict) -> Any:
+        """Call host function `name`; its exception is re-raised here under the same class name."""
+        try:
+            self.send({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{name}() arguments must be JSON-able (str, int, float, bool, None, list, dict "
+                f"with str keys): {exc}"
+            ) from None
+        reply = self.receive()
+        if reply["op"] == "return":
+            return reply.get("value")
+        if reply["op"] == "raise":
+            raise self.exception(str(reply.get("type")))(str(reply.get("message", "")))
+        raise protocol.ProtocolError(f"unexpected reply {reply['op']!r} to a call")
+
+
+def _stub(channel: Channel, name: str) -> Callable[..., Any]:
+    """A plain function that forwards to the host; it holds nothing of the host object."""
+
+    def host_function(*args: Any, **kwargs: Any) -> Any:
+        return channel.call(name, args, kwargs)
+
+    host_function.__name__ = host_function.__qualname__ = name
+    return host_function
+
+
+class _Printer:
+    """RestrictedPython's `_print_`: `print()` in sandbox code writes to the cell output."""
+
+    def __init__(self, _getattr: Any = None) -> None:
+        self.collected: list[str] = []
+
+    def _call_print(
+        self, *objects: Any, sep: str | None = " ", end: str | None = "\n", **_: Any
+    ) -> None:
+        text = (" " if sep is None else str(sep)).join(map(str, objects)) + (
+            "\n" if end is None else str(end)
+        )
+        self.collected.append(text)
+        sys.stdout.write(text)
+
+    def __call__(self) -> str:
+        return "".join(self.collected)
+
+
+class Worker:
+    """The namespace and the request loop."""
+
+    def __init__(self, channel: Channel, init: dict[str, Any]) -> None:
+        self.channel = channel
+        self.output_limit = int(init["limits"]["max_output_chars"])
+        self.cpu_s = int(init["limits"]["cpu_s"])
+        self.modules = load_modules()
+        self.sources: dict[str, list[str]] = {}
+        self.cells = 0
+        self.output = Output(self.output_limit)
+        builtins_table = make_builtins(self._import, _Printer, self._display)
+        self.scaffold: dict[str, Any] = dict(channel.exceptions)
+        for name in init.get("functions", []):
+            self.scaffold[name] = _stub(channel, name)
+        if init.get("corpus"):
+            self.scaffold.update(self._load_corpus(init["corpus"]))
+        self.namespace: dict[str, Any] = {"__builtins__": builtins_table, "__name__": "sandbox"}
+        self.namespace.update(self.scaffold)
+
+    @staticmethod
+    def _load_corpus(path: str) -> dict[str, Any]:
+        from rlm_docs.corpus import Corpus
+        from sandbox.helpers import facade, make_helpers
+
+        corpus = Corpus.load(path)
+        corpus.search("warm up", k=0)  # opens the memory-mapped index before confinement
+        helpers = make_helpers(corpus)
+        return {"context": corpus.render(), "corpus": facade(helpers), **helpers}
+
+    def _import(
+        self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        if level == 0 and name in self.modules:
+            return self.modules[name]
+        allowed = ", ".join(sorted(self.modules))
+        raise ImportError(f"module {name!r} is not available in the sandbox (allowed: {allowed})")
+
+    def _display(self, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, str) and len(value) > 2 * self.output_limit:
+            text = f"{value[: self.output_limit]!r} ... [{len(value):,} chars in total]"
+        else:
+            text = repr(value)
+        self.output.write(text + "\n")
+
+    def run(self, code: str) -> dict[str, Any]:
+        self.cells += 1
+        filename = f"<cell {self.cells}>"
+        self.sources[filename] = code.splitlines()
+        self.output = Output(self.output_limit)
+        error = None
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = self.output
+        try:
+            compiled = compile_cell(code, filename)
+        except SyntaxError as exc:
+            return {"op": "done", "stdout": "", "error": format_syntax_error(exc, code)}
+        try:
+            exec(compiled, self.namespace)
+        except BaseException as exc:  # the cell's failure is reported, the worker goes on
+            error = format_exception(exc, self.sources, filename)
+        finally:
+            sys.stdout, sys.stderr = saved
+            self._restore_scaffold()
+        return {"op": "done", "stdout": self.output.getvalue(), "error": error}
+
+    def _restore_scaffold(self) -> None:
+        for name, value in self.scaffold.items():
+            if self.namespace.get(name) is not value:
+                self.namespace[name] = value
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request["op"]
+        if op == "run":
+            return self.run(str(request.get("code", "")))
+        name = str(request.get("name", ""))
+        if op == "get":
+            if name not in self.namespace or name.startswith("_"):
+                return {"op": "error", "type": "KeyError", "message": name}
+            return {"op": "value", "value": to_jsonable(self.namespace[name])}
+        if op == "set":
+            if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
+                return {
+                    "op": "error",
+                    "type": "ValueError",
+                    "message": f"invalid variable name {name!r}",
+                }
+            self.namespace[name] = request.get("value")
+            if name in self.scaffold:
+                self.scaffold[name] = self.namespace[name]
+            return {"op": "value", "value": None}
+        if op == "vars":
+            return {
+                "op": "value",
+                "value": {
+                    key: describe(value)
+                    for key, value in self.namespace.items()
+                    if not key.startswith("_") and key not in self.scaffold
+                },
+            }
+        return {"op": "error", "type": "ValueError", "message": f"unknown request {op!r}"}
+
+    def serve(self) -> None:
+        while True:
+            request = self.channel.receive()
+            confine.set_cell_cpu_limit(self.cpu_s)
+            try:
+                reply = self.handle(request)
+                encoded = protocol.encode(reply)
+            except (TypeError, ValueError, RecursionError, MemoryError) as exc:
+                encoded = protocol.encode(
+                    {"op": "error", "type": type(exc).__name__, "message": str(exc)}
+                )
+            protocol.send_bytes(self.channel.write_fd, encoded)
+
+
+def main(argv: list[str]) -> int:
+    channel = Channel(int(argv[1]), int(argv[2]))
+    try:
+        init = channel.receive()
+        worker = Worker(channel, init)
+        limits = init["limits"]
+        security = confine.confine(
+            init["workdir"],
+            memory_mb=int(limits["memory_mb"]),
+            open_files=int(limits["max_open_files"]),
+            file_mb=int(limits["max_file_mb"]),
+            processes=int(limits["max_processes"]),
+        )
+    except CorpusError as exc:
+        channel.send({"op": "fatal", "type": "CorpusError", "message": str(exc)})
+        return 1
+    except Exception as exc:  # anything else at start-up is reported to the host, not lost
+        channel.send(
+            {"op": "fatal", "type": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}
+        )
+        return 1
+    channel.send({"op": "ready", "security": security})
+    try:
+        worker.serve()
+    except protocol.ProtocolError:  # the host closed the pipe: exit quietly
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
