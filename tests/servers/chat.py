@@ -268,6 +268,7 @@ class ChatServer:
 class _Handler(BaseHTTPRequestHandler):
     server_obj: ChatServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
 
     def log_message(self, format: str, *args: Any) -> None:  # silence per-request logging
         pass
