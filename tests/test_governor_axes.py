@@ -92,6 +92,10 @@ def test_dollars_never_exceed_limit() -> None:
 
 def test_dollar_budget_with_unknown_price_refuses_clearly() -> None:
     gov = Governor(Budget(max_cost_usd=1.0))
+    with pytest.raises(ConfigError, match="dollar budget cannot be enforced"):
+        gov.child(0.5).check_client(endless(model="mystery"))
+    assert gov.check_client(endless(model="gpt-5-mini")) is not None
+    assert Governor().check_client(endless(model="mystery")) is None
     with pytest.raises(ConfigError, match=r"no price known for 'mystery'.*RLM_DOCS_PRICES"):
         gov.call(endless(model="mystery"), MSGS, role="sub")
 

@@ -118,11 +118,11 @@ def test_entries_link_calls_to_the_root_turn_that_made_them() -> None:
     kid = gov.child(0.5)
     kid.call(client, MSGS, role="root")
     kid.call(client, MSGS, role="sub")
-    gov.call(client, MSGS, role="root")
+    last = gov.call(client, MSGS, role="root")
     r1, s1, kr, ks, r2 = gov.ledger.entries
     assert r1.parent_id is None and s1.parent_id == r1.call_id
     assert kr.parent_id == r1.call_id and ks.parent_id == kr.call_id
-    assert r2.parent_id is None
+    assert r2.parent_id is None and last.call_id == r2.call_id
     assert len({e.call_id for e in gov.ledger.entries}) == 5
     assert {e.question_id for e in gov.ledger.entries} == {"q9"}
     assert gov.ledger.totals(role="sub")["calls"] == 2

@@ -14,6 +14,7 @@ provider honours `max_tokens`.
 import math
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from rlm_docs.errors import ConfigError
@@ -149,8 +150,19 @@ class Governor:
         sampling["max_tokens"] = max_tokens
         return booking
 
-    def _needs_price(self) -> bool:
-        return any(g.budget.max_cost_usd is not None for g in self._chain())
+    def check_client(self, client: Client) -> Price | None:
+        """The client's price; ConfigError if a dollar budget applies and the price is unknown.
+
+        Called before every call; callers may call it up front to fail before a run starts.
+        """
+        price = price_of(client)
+        if price is None and any(g.budget.max_cost_usd is not None for g in self._chain()):
+            raise ConfigError(
+                f"model {client.spec}: no price known for {client.model!r}, so a dollar budget "
+                "cannot be enforced; add it to a price table (RLM_DOCS_PRICES) or drop the "
+                "dollar limit"
+            )
+        return price
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -174,13 +186,7 @@ class Governor:
         depth = self.depth if depth is None else depth
         if depth > self.budget.max_depth:
             raise BudgetExceeded("depth", self.budget.max_depth, depth)
-        price = price_of(client)
-        if price is None and self._needs_price():
-            raise ConfigError(
-                f"model {client.spec}: no price known for {client.model!r}, so a dollar budget "
-                "cannot be enforced; add it to a price table (RLM_DOCS_PRICES) or drop the "
-                "dollar limit"
-            )
+        price = self.check_client(client)
         sampling.setdefault("temperature", 0.0)
         with self._semaphore:
             with self._lock:
@@ -199,7 +205,7 @@ class Governor:
                 raise
             self._settle(booking, result, depth)
             self._record(client, role, depth, call_id, parent_id, started_at, result, None, t0)
-            return result
+            return replace(result, call_id=call_id)
 
     def _settle(self, booking: dict, result: Completion | None, depth: int) -> None:
         actual = _zero()

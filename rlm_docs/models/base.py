@@ -33,6 +33,7 @@ class Completion:
     usage_source: UsageSource = "provider"
     price_known: bool = True
     attempts: int = 1
+    call_id: str | None = None  # the ledger entry's id, set by the governor
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (usage nested as a dict)."""
