@@ -64,5 +64,11 @@ def test_root_policy_turns():
     assert client.complete([system, first, assistant, ready]).text.endswith(
         "FINAL_VAR(final_answer)"
     )
-    forced = {"role": "user", "content": "No more code will be run. Answer now."}
-    assert client.complete([system, first, assistant, ready, forced]).text == "FINAL(['7'])"
+    forced = {"role": "user", "content": "ANSWER: ['7']\nOFFLINE_ANSWER_READY\nNo more code."}
+    assert client.complete([system, first, assistant, forced]).text.endswith(
+        "FINAL_VAR(final_answer)"
+    )
+    failed = {"role": "user", "content": "NameError: name 'x' is not defined"}
+    assert client.complete([system, first, assistant, failed]).text == (
+        "FINAL(No answer found in the documents.)"
+    )

@@ -26,6 +26,29 @@ from sandbox import Limits, Sandbox
 # token limit stays hard, so the run then ends with `budget`.
 _FINAL_OK_AXES = ("steps", "wall_s", "sub_calls")
 EMPTY_ANSWER = {"content": "", "ready": False}
+# Runs in the worker after start (and after a restart): wraps the page readers so the pages
+# model code reads are recorded in `pages_read`, the evidence used when nothing is cited.
+TRACK_READS = """
+pages_read = []
+def make_tracked(page_fn, pages_fn, section_fn, log):
+    def page(doc, n):
+        text = page_fn(doc, n)
+        log.append([doc, n])
+        return text
+    def pages(doc, start, end):
+        texts = pages_fn(doc, start, end)
+        log.extend([doc, start + i] for i in range(len(texts)))
+        return texts
+    def read_section(doc, section, start=0, end=None):
+        paras = section_fn(doc, section, start, end)
+        for p in paras:
+            if [doc, p["page"]] not in log:
+                log.append([doc, p["page"]])
+        return paras
+    return page, pages, read_section
+page, pages, read_section = make_tracked(page, pages, read_section, pages_read)
+del make_tracked
+"""
 
 
 @dataclass
@@ -182,6 +205,24 @@ class Run:
         if self.context is not None:
             sb.set("context", self.context)
         sb.set("answer", dict(EMPTY_ANSWER))
+        if self.store is not None:
+            setup = sb.run(TRACK_READS)
+            if setup.error:
+                raise RuntimeError(f"sandbox setup failed: {setup.error}")
+
+    @staticmethod
+    def _pages_read(sb: Sandbox) -> list[dict[str, Any]]:
+        try:
+            log = sb.get("pages_read")
+        except KeyError:
+            return []
+        if not isinstance(log, list):
+            return []
+        return [
+            {"file": str(item[0]), "page": item[1]}
+            for item in log
+            if isinstance(item, list) and len(item) == 2
+        ]
 
     def _run_code(self, sb: Sandbox, reply: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
         ran = []
@@ -233,7 +274,7 @@ class Run:
 
     def _call_root(self, messages: list[dict], final: bool = False) -> Completion:
         return self.gov.call(
-            self.s.client, messages, role="root", depth=self.gov.depth, final=final
+            self.s.client, list(messages), role="root", depth=self.gov.depth, final=final
         )
 
     def execute(self) -> Outcome:
@@ -245,6 +286,7 @@ class Run:
             ) as sb:
                 self._prepare(sb)
                 self._loop(sb, outcome)
+                outcome.read = self._pages_read(sb)
         except RlmDocsError as exc:
             outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
         outcome.cited = list(self.host.cited)

@@ -11,7 +11,8 @@ governor, trajectories) with no network. Its role is read from the request:
   `llm_query_batched`, score the candidate answers (question terms covered, a number present
   when the question asks for an amount, agreement across pages, retrieval rank), `cite()` the
   supporting page and store the result in `final_answer`. Turn 2 replies
-  `FINAL_VAR(final_answer)`; a forced last turn replies `FINAL(...)` from what was printed.
+  `FINAL_VAR(final_answer)` once the code printed that the result is ready (also on a forced
+  last turn), else `FINAL(No answer found in the documents.)`.
   With a plain-string `context` and no corpus (a child `rlm_query`), the code scores chunks of
   `context` instead of searching.
 - **extract**: the first message starts with `[rlm-docs:extract]`; the reply is the JSON of a
@@ -297,7 +298,7 @@ if years:
 pool = {}
 def add(hits, weight):
     for rank, h in enumerate(hits):
-        key = (h["document"], h["page"])
+        key = (h["file"], h["page"])
         pool[key] = pool.get(key, 0.0) + weight / (1 + rank)
 for q in queries:
     add(search(q, k=8), 1.0)
@@ -328,7 +329,7 @@ if scores and max(scores) > 0:
 else:
     final_answer = {"answer": [], "citations": []}
 print("ANSWER:", final_answer["answer"], final_answer["citations"])
-print("OFFLINE_ANSWER_READY")
+print("OFFLINE_ANSWER" + "_READY")  # split so the echoed code does not match
 """
 )
 
@@ -352,7 +353,7 @@ if scores and max(scores) > 0:
 else:
     final_answer = {"answer": [], "citations": []}
 print("ANSWER:", final_answer["answer"])
-print("OFFLINE_ANSWER_READY")
+print("OFFLINE_ANSWER" + "_READY")  # split so the echoed code does not match
 """
 )
 
@@ -369,10 +370,13 @@ def _question_of(messages: list[dict]) -> str:
 
 
 def root_reply(messages: list[dict]) -> str:
-    """The root policy: code on turn 1, FINAL_VAR once the result is ready, FINAL if forced."""
+    """The root policy: code on turn 1, then FINAL_VAR once the result is ready (also on a
+    forced last turn, whose message carries the last output), else FINAL(no answer)."""
     turns = sum(1 for m in messages if m.get("role") == "assistant")
     last = str(messages[-1].get("content", ""))
-    if turns == 0:
+    if READY_MARKER in last:
+        return "The result is stored in `final_answer`.\nFINAL_VAR(final_answer)"
+    if turns == 0 and "No more code will be run" not in last:
         question = _question_of(messages)
         has_corpus = "No document corpus" not in str(messages[0].get("content", ""))
         code = _root_code(question, has_corpus)
@@ -380,13 +384,6 @@ def root_reply(messages: list[dict]) -> str:
             "I will locate candidate pages with search, read them with the sub-model, "
             f"and keep the best-supported answer.\n```repl\n{code}```"
         )
-    if "No more code will be run" in last:
-        found = re.findall(
-            r"^ANSWER:\s*(.+)$", "\n".join(str(m.get("content")) for m in messages), re.M
-        )
-        return f"FINAL({found[-1] if found else 'No answer found in the documents.'})"
-    if READY_MARKER in last:
-        return "The result is stored in `final_answer`.\nFINAL_VAR(final_answer)"
     return "FINAL(No answer found in the documents.)"
 
 

@@ -1,0 +1,116 @@
+"""`rlm-docs ask "question"`: one RLM run, printed as answer, citations and a cost line.
+
+With no flags it answers over the bundled demo corpus with the `offline` model, so it works
+without keys or network. The trajectory goes to `--log-dir` (default `RLM_DOCS_HOME/runs`).
+`add_budget_args` / `budget_from_args` are the shared budget flags (also usable by `eval`).
+"""
+
+import argparse
+import json
+import os
+from typing import Any
+
+from rlm_docs.resources import home_dir
+
+_BUDGET_FLAGS = (
+    ("--max-steps", "max_steps", int, "root turns (default 20)"),
+    ("--max-sub-calls", "max_sub_calls", int, "sub-model calls (default 100)"),
+    ("--max-input-tokens", "max_input_tokens", int, "input tokens, all calls (default: no limit)"),
+    ("--max-output-tokens", "max_output_tokens", int, "output tokens (default: no limit)"),
+    ("--max-cost", "max_cost_usd", float, "dollars (default: no limit)"),
+    ("--max-wall", "max_wall_s", float, "wall-clock seconds (default: no limit)"),
+    ("--max-depth", "max_depth", int, "recursion depth of rlm_query (default 1)"),
+    ("--concurrency", "max_concurrency", int, "parallel sub-calls (default 8)"),
+)
+
+
+def add_budget_args(parser: argparse.ArgumentParser) -> None:
+    """The per-question budget flags (unset flags keep `Budget`'s defaults)."""
+    group = parser.add_argument_group("budget (per question, including child RLMs)")
+    for flag, dest, kind, text in _BUDGET_FLAGS:
+        group.add_argument(flag, dest=dest, type=kind, default=None, metavar="N", help=text)
+
+
+def budget_from_args(args: argparse.Namespace) -> Any:
+    """A `Budget` from the flags given (ConfigError naming the bad field)."""
+    from rlm_docs.governor import Budget
+
+    given = {dest: getattr(args, dest) for _, dest, _, _ in _BUDGET_FLAGS}
+    return Budget(**{k: v for k, v in given.items() if v is not None})
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "ask",
+        help="answer one question over a corpus with a recursive language model",
+        description=(
+            "Answer a question with cited pages. Defaults: the bundled demo corpus and the "
+            "offline model (no key needed)."
+        ),
+    )
+    p.add_argument("question", help="the question to answer")
+    p.add_argument("--corpus", metavar="STORE", help="corpus store (default: the demo corpus)")
+    p.add_argument(
+        "--model", help="root model, e.g. openai:gpt-5-mini (default: RLM_DOCS_MODEL or offline)"
+    )
+    p.add_argument(
+        "--sub-model", help="model for llm_query (default: RLM_DOCS_SUB_MODEL or the root model)"
+    )
+    p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
+    p.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="where the trajectory JSONL goes (default: RLM_DOCS_HOME/runs)",
+    )
+    p.add_argument("--json", action="store_true", help="print the prediction as JSON")
+    add_budget_args(p)
+    p.set_defaults(func=run)
+
+
+def _corpus_path(given: str | None) -> str:
+    if given:
+        return given
+    from rlm_docs.corpus.demo import demo_corpus_path
+
+    return str(demo_corpus_path())
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlm_docs.engine import RLM
+
+    budget = budget_from_args(args)
+    rlm = RLM(
+        _corpus_path(args.corpus),
+        model=args.model or os.environ.get("RLM_DOCS_MODEL") or "offline",
+        sub_model=args.sub_model,
+        budget=budget,
+        prompt=args.prompt,
+        log_dir=args.log_dir or home_dir() / "runs",
+    )
+    pred = rlm.ask(args.question)
+    if args.json:
+        print(json.dumps(pred.to_madqa(), ensure_ascii=False, indent=2))
+    else:
+        _print(pred)
+    return 1 if pred.stop_reason == "error" else 0
+
+
+def _print(pred: Any) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    answers = "; ".join(pred.answer) if pred.answer else "(no answer)"
+    console.print(f"[bold]Answer:[/bold] {escape(answers)}")
+    cites = ", ".join(f"{c['file']} p.{c['page']}" for c in pred.citations) or "(none)"
+    console.print(f"[bold]Citations:[/bold] {escape(cites)}")
+    console.print(
+        f"[dim]{pred.steps} steps, {pred.sub_calls} sub-calls, "
+        f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, "
+        f"${pred.cost_usd:.4f}, {pred.wall_s:.1f}s, depth {pred.max_depth}, "
+        f"stop: {pred.stop_reason}[/dim]"
+    )
+    if pred.error:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(pred.error)}")
+    if pred.trajectory:
+        console.print(f"[dim]trajectory: {escape(pred.trajectory)}[/dim]")

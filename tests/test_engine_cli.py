@@ -1,0 +1,66 @@
+"""`rlm-docs ask`: output, JSON, trajectory file, budget flags and user errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.cli import main
+from rlm_docs.corpus import Corpus
+
+DOCS = {"acme_2020_10k": ["Intro page.", "Total revenue was $412 million in 2020."]}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("cli") / "store")
+
+
+def test_ask_prints_answer_citations_and_summary(store, tmp_path, capsys):
+    code = main(
+        [
+            "ask",
+            "What was Acme revenue in 2020?",
+            "--corpus",
+            str(store),
+            "--log-dir",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Answer: $412 million" in out
+    assert "Citations: acme_2020_10k p.2" in out
+    assert "2 steps" in out and "stop: final" in out and "$0.0000" in out
+    assert len(list(tmp_path.glob("rlm_*.jsonl"))) == 1
+
+
+def test_ask_json_and_budget_flags(store, tmp_path, capsys):
+    code = main(
+        [
+            "ask",
+            "What was Acme revenue in 2020?",
+            "--corpus",
+            str(store),
+            "--json",
+            "--max-steps",
+            "1",
+            "--log-dir",
+            str(tmp_path),
+        ]
+    )
+    record = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert record["stop_reason"] == "forced" and record["steps"] == 2
+    assert record["question"] == "What was Acme revenue in 2020?"
+    assert Path(record["trajectory"]).is_file()
+
+
+def test_ask_user_errors_exit_2_with_one_line(store, tmp_path, capsys):
+    assert main(["ask", "q", "--corpus", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlm-docs ask: error:") and "missing" in err
+    assert main(["ask", "q", "--corpus", str(store), "--max-steps", "-1"]) == 2
+    assert "max_steps" in capsys.readouterr().err
+    assert main(["ask", "q", "--corpus", str(store), "--model", "nonsense"]) == 2
+    assert "nonsense" in capsys.readouterr().err

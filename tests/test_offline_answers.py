@@ -1,0 +1,86 @@
+"""The offline model as root + sub-model answers factual questions with the right pages.
+
+Runs the whole machinery: real sandbox, governor, BM25 search, llm_query_batched, cite().
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine import RLM
+from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.resources import demo_corpus_dir
+
+FACTS = {
+    "acme_2020_10k": [
+        "ACME Corp annual report 2020.\n\nAcme makes industrial widgets in Ohio.",
+        "Results of operations.\n\nTotal revenue was $412 million in 2020.\n\n"
+        "Operating expenses were $300 million in 2020.",
+        "Balance sheet.\n\nTotal assets were $1,020 million at December 31, 2020.",
+    ],
+    "globex_2021_10k": [
+        "Globex Corporation annual report 2021.\n\nGlobex sells consumer gadgets worldwide.",
+        "Net income was $55 million in 2021.\n\nDividends per share were $1.10 in 2021.",
+        "Employees.\n\nGlobex had 4,200 employees at the end of 2021.",
+    ],
+}
+QUESTIONS = [
+    ("What was Acme's total revenue in 2020?", "$412 million", ("acme_2020_10k", 2)),
+    ("What were Acme's total assets in 2020?", "$1,020 million", ("acme_2020_10k", 3)),
+    ("What were Globex dividends per share in 2021?", "$1.10", ("globex_2021_10k", 2)),
+    ("How many employees did Globex have in 2021?", "4,200", ("globex_2021_10k", 3)),
+]
+
+
+@pytest.fixture(scope="module")
+def rlm(tmp_path_factory: pytest.TempPathFactory) -> RLM:
+    root = tmp_path_factory.mktemp("offline")
+    store = Corpus.from_documents(FACTS).save(root / "store")
+    return RLM(store, model="offline", log_dir=root / "runs")
+
+
+@pytest.mark.parametrize(("question", "value", "page"), QUESTIONS)
+def test_offline_answers_with_the_right_page(rlm, question, value, page):
+    pred = rlm.ask(question)
+    assert pred.stop_reason == "final"
+    assert pred.answer == [value]
+    assert pred.citations == [{"file": page[0], "page": page[1]}]
+    assert pred.steps == 2 and pred.sub_calls >= 1 and pred.cost_usd == 0.0
+    records = read_trajectory(pred.trajectory)
+    code = records[1]["code_blocks"][0]["code"]
+    assert "search(" in code and "llm_query_batched(" in code
+    assert records[2]["response"].strip().endswith("FINAL_VAR(final_answer)")
+
+
+def test_offline_is_deterministic(rlm):
+    a = rlm.ask(QUESTIONS[0][0])
+    b = rlm.ask(QUESTIONS[0][0])
+    assert (a.answer, a.citations, a.input_tokens, a.output_tokens) == (
+        b.answer,
+        b.citations,
+        b.input_tokens,
+        b.output_tokens,
+    )
+
+
+def _demo_questions() -> list[dict]:
+    path = demo_corpus_dir() / "questions.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not _demo_questions(), reason="demo corpus questions not present")
+def test_offline_on_demo_questions_cites_evidence_pages(tmp_path: Path):
+    from rlm_docs.corpus.demo import demo_corpus_path
+
+    rlm = RLM(demo_corpus_path(), model="offline")
+    hits = 0
+    questions = _demo_questions()
+    for q in questions:
+        pred = rlm.ask(q["question"])
+        gold = {(e["document"], e["page"]) for e in q["evidence"]}
+        hits += any((c["file"], c["page"]) in gold for c in pred.citations)
+    assert hits == len(questions)
