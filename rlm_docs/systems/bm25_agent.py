@@ -68,13 +68,13 @@ class Bm25Agent:
             try:
                 try:
                     governor.step()
-                    completion = governor.call(self.client, messages, role="root")
+                    completion = governor.call(self.client, list(messages), role="root")
                 except BudgetExceeded as exc:
                     last, stop_reason = True, "budget"
                     messages.append({"role": "user", "content": f"{exc}. {LAST_TURN}"})
                     record["prompt"], record["forced"] = messages[sent - 1 :], True
                     sent = len(messages)
-                    completion = governor.call(self.client, messages, role="root", final=True)
+                    completion = governor.call(self.client, list(messages), role="root", final=True)
             except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
                 error, stop_reason = f"{type(exc).__name__}: {exc}", "error"
                 trajectory.close(record)

@@ -1,0 +1,32 @@
+"""`rlm-docs report RUN_DIR [RUN_DIR ...] --out DIR`: compare eval runs in one report.
+
+Writes DIR/report.md, DIR/report.html, DIR/summary.json and the PNG figures, and prints the
+comparison table.
+"""
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="compare eval runs: tables (markdown, HTML) and calibration/cost plots",
+        description=(
+            "Accuracy, X-page, X-doc, page/doc F1, Kuiper (steps, tokens), tokens, dollars, "
+            "wall time and error taxonomy per run, subsets, and PNG figures."
+        ),
+    )
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories from `eval`")
+    p.add_argument("--out", required=True, metavar="DIR", help="report directory")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlm_docs.eval.report import build_report
+
+    result = build_report(args.runs, args.out)
+    print(result["markdown"])
+    print()
+    print("\n".join(result["notes"]))
+    print(f"\nreport: {args.out}/report.md, {args.out}/report.html")
+    return 0

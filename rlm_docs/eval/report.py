@@ -1,0 +1,260 @@
+"""`build_report`: one comparison table per set of runs (markdown + HTML), subsets, and plots.
+
+Every question of a run's question list is a row (missing predictions count as wrong), so the
+denominators of all runs are their full question sets. When a run had no judge, its accuracy is
+the ANLS* >= 0.5 stage and the report says so.
+"""
+
+import html
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.atomic import atomic_write_text
+from rlm_docs.errors import DatasetError
+from rlm_docs.eval import plots
+from rlm_docs.eval.aggregate import EFFORT_FIELDS, by_group, effort_value, summarize
+from rlm_docs.eval.kuiper import effort_correlations
+from rlm_docs.eval.rundir import load_run
+
+
+@dataclass
+class RunReport:
+    """One run as the report sees it."""
+
+    label: str
+    path: Path
+    manifest: dict[str, Any]
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{x:.1%}"
+
+
+def _ci(block: dict[str, float], fmt: str = "pct") -> str:
+    show = _pct if fmt == "pct" else (lambda v: f"{v:.3f}")
+    if math.isnan(block["value"]):
+        return "n/a"
+    return f"{show(block['value'])} [{show(block['low'])}, {show(block['high'])}]"
+
+
+def _kuiper(block: dict[str, Any]) -> str:
+    if math.isnan(block["value"]):
+        return "n/a"
+    return f"{block['normalized']:.3f} (K={block['value']:.2f}, p={block['p_value']:.3f})"
+
+
+def _subset_acc(run: RunReport, hop: str) -> str:
+    rows = [r for r in run.rows if r.get("hop_type") == hop]
+    if not rows:
+        return "n/a"
+    return f"{sum(float(r.get('score') or 0) for r in rows) / len(rows):.1%} (n={len(rows)})"
+
+
+def _label(manifest: dict[str, Any], path: Path, taken: set[str]) -> str:
+    label = f"{manifest.get('system')} / {manifest.get('model')}"
+    if label in taken:
+        label = f"{label} ({path.name})"
+    taken.add(label)
+    return label
+
+
+def load_runs(paths: list[str | os.PathLike], n_boot: int = 1000) -> list[RunReport]:
+    """Runs with their rows and summaries; DatasetError names a directory that is not a run."""
+    runs: list[RunReport] = []
+    taken: set[str] = set()
+    for p in paths:
+        manifest, rows = load_run(p)
+        judged = bool(manifest.get("judge"))
+        summary = summarize(
+            rows,
+            judged=judged,
+            sensitivity=manifest.get("judge_sensitivity", 0.98),
+            specificity=manifest.get("judge_specificity", 1.0),
+            n_boot=n_boot,
+        )
+        runs.append(RunReport(_label(manifest, Path(p), taken), Path(p), manifest, rows, summary))
+    if not runs:
+        raise DatasetError("report: no run directories given")
+    return runs
+
+
+MAIN_HEADERS = [
+    "System",
+    "N",
+    "Accuracy [95% CI]",
+    "X-page",
+    "X-doc",
+    "Page F1",
+    "Doc F1",
+    "Kuiper steps K/N",
+    "Kuiper tokens K/N",
+    "Tokens/q",
+    "$ total",
+    "Wall s/q",
+    "Errors R/N/C/Ref",
+    "Failed/Missing",
+]
+
+
+def main_table(runs: list[RunReport]) -> list[list[str]]:
+    """The comparison table rows (one per run), as strings."""
+    out = []
+    for run in runs:
+        s = run.summary
+        acc = s.get("accuracy_corrected") or s["accuracy"]
+        errors = "/".join(
+            str(s["errors"][t]) for t in ("retrieval", "navigation", "comprehension", "refusal")
+        )
+        out.append(
+            [
+                run.label,
+                str(s["n"]),
+                _ci(acc),
+                _subset_acc(run, "cross_page"),
+                _subset_acc(run, "cross_doc"),
+                _ci(s["page_f1"], "num"),
+                _ci(s["doc_f1"], "num"),
+                _kuiper(s["kuiper_steps"]),
+                _kuiper(s["kuiper_tokens"]),
+                f"{s['total_tokens']['value']:,.0f}",
+                f"{s['total_cost_usd']:.4f}",
+                f"{s['wall_s']['value']:.2f}",
+                errors,
+                f"{s['status']['failed']}/{s['status']['missing']}",
+            ]
+        )
+    return out
+
+
+def _accuracy_note(run: RunReport) -> str:
+    m = run.manifest
+    if not m.get("judge"):
+        return f"- {run.label}: accuracy = ANLS* ≥ 0.5 stage (no judge)."
+    return (
+        f"- {run.label}: accuracy = ANLS*/judge score ({m['judge']}), Rogan–Gladen corrected with "
+        f"sensitivity {m.get('judge_sensitivity')} and specificity {m.get('judge_specificity')} "
+        f"(raw {_ci(run.summary['accuracy'])}; delta-method CI)."
+    )
+
+
+def _md(headers: list[str], rows: list[list[str]]) -> str:
+    clean = [[c.replace("|", "\\|") for c in r] for r in rows]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in clean])
+
+
+def _html(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+SUBSET_HEADERS = ["Subset", "N", "Accuracy [95% CI]", "Page F1", "Doc F1", "Steps/q", "Tokens/q"]
+_GROUPS = (("hop type", "hop_type"), ("question type", "question_type"), ("domain", "domain"))
+
+
+def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
+    groups = by_group(run.rows, lambda r: str(r.get(key) or ""), n_boot=300)
+    return [
+        [
+            name,
+            str(s["n"]),
+            _ci(s["accuracy"]),
+            f"{s['page_f1']['value']:.3f}",
+            f"{s['doc_f1']['value']:.3f}",
+            f"{s['steps']['value']:.2f}",
+            f"{s['total_tokens']['value']:,.0f}",
+        ]
+        for name, s in groups.items()
+    ]
+
+
+def _correlation_rows(run: RunReport) -> list[list[str]]:
+    columns = {m: [effort_value(r, m) for r in run.rows] for m in EFFORT_FIELDS}
+    return [
+        [a, b, "n/a" if math.isnan(rho) else f"{rho:.2f}"]
+        for (a, b), rho in effort_correlations(columns).items()
+    ]
+
+
+FIGURES = (
+    ("cumulative_differences.png", "Cumulative differences (effort calibration)"),
+    ("accuracy_vs_cost.png", "Accuracy vs cost"),
+    ("accuracy_vs_step_limit.png", "Accuracy vs step limit"),
+    ("effort_distributions.png", "Effort of correct vs wrong answers"),
+)
+
+
+def _sections(runs: list[RunReport]) -> list[tuple[str, list[str], list[list[str]]]]:
+    out = [("Comparison", MAIN_HEADERS, main_table(runs))]
+    for run in runs:
+        for title, key in _GROUPS:
+            out.append((f"{run.label}: by {title}", SUBSET_HEADERS, _subset_rows(run, key)))
+        out.append(
+            (
+                f"{run.label}: Spearman correlation of effort measures",
+                ["A", "B", "rho"],
+                _correlation_rows(run),
+            )
+        )
+    return out
+
+
+def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
+    """Write report.md, report.html, summary.json and the PNG figures into `out`."""
+    runs = load_runs(paths)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    named = [(r.label, r.rows) for r in runs]
+    plots.cumulative_differences(named, target / FIGURES[0][0])
+    plots.accuracy_vs_cost(named, [r.summary for r in runs], target / FIGURES[1][0])
+    plots.accuracy_vs_step_limit(named, target / FIGURES[2][0])
+    plots.effort_distributions(named, target / FIGURES[3][0])
+    sections = _sections(runs)
+    notes = [_accuracy_note(r) for r in runs] + [
+        "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
+        "gold page), C = comprehension (gold page cited, wrong answer), Ref = refusal/no answer.",
+        "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
+        "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
+        "lower is better calibrated.",
+        "- Missing or failed predictions count as wrong with zero effort.",
+    ]
+    md = ["# rlm-docs evaluation report", ""]
+    page = [
+        "<!doctype html><meta charset='utf-8'><title>rlm-docs evaluation report</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
+        "margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
+        "</style><h1>rlm-docs evaluation report</h1>",
+    ]
+    for title, headers, rows in sections:
+        md += [f"## {title}", "", _md(headers, rows), ""]
+        page += [f"<h2>{html.escape(title)}</h2>", _html(headers, rows)]
+        if title == "Comparison":
+            md += notes + [""]
+            page.append("<ul>" + "".join(f"<li>{html.escape(n[2:])}</li>" for n in notes) + "</ul>")
+    for name, title in FIGURES:
+        md += [f"## {title}", "", f"![{title}]({name})", ""]
+        page += [f"<h2>{html.escape(title)}</h2>", f"<img src='{name}' alt='{html.escape(title)}'>"]
+    atomic_write_text(target / "report.md", "\n".join(md))
+    atomic_write_text(target / "report.html", "\n".join(page) + "\n")
+    summary = {r.label: {"path": str(r.path), **r.summary} for r in runs}
+    atomic_write_text(target / "summary.json", json.dumps(_nan_to_none(summary), indent=2))
+    return {"markdown": _md(MAIN_HEADERS, main_table(runs)), "notes": notes, "runs": runs}
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_to_none(v) for v in value]
+    return value

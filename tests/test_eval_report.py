@@ -1,0 +1,71 @@
+import json
+
+import pytest
+
+from rlm_docs.cli import main
+from rlm_docs.eval.plots import step_limit_curve
+from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
+from tests.servers.chat import ChatServer
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    store = build_store(root / "store")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
+    mp.setenv("RLM_DOCS_CACHE", "off")
+    with ChatServer(reply=fake_model) as srv:
+        for system in ("static-rag", "bm25-agent"):
+            code = main(
+                ["eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--system", system,
+                 "--model", f"openai:fake@{srv.base_url}", "--out", str(root / system),
+                 "--no-progress"]
+            )  # fmt: skip
+            assert code == 0
+    mp.undo()
+    return root
+
+
+def test_report_tables_notes_and_figures(runs, tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert (
+        main(["report", str(runs / "static-rag"), str(runs / "bm25-agent"), "--out", str(out)]) == 0
+    )
+    printed = capsys.readouterr().out
+    assert "| static-rag / openai:fake@" in printed and "| bm25-agent / openai:fake@" in printed
+    assert "accuracy = ANLS* ≥ 0.5 stage (no judge)" in printed
+    md = (out / "report.md").read_text()
+    assert "Kuiper steps K/N" in md and "by hop type" in md and "Spearman" in md
+    # static-rag answers q1, q2, q6 exactly: 3/6; X-doc subset is q4 only (refused)
+    assert "| static-rag / openai:fake@" in md and "50.0% [" in md and "0.0% (n=1)" in md
+    html = (out / "report.html").read_text()
+    assert html.count("<table>") == md.count("\n|---") and "<img src='accuracy_vs_cost.png'" in html
+    for name in (
+        "cumulative_differences.png",
+        "accuracy_vs_cost.png",
+        "accuracy_vs_step_limit.png",
+        "effort_distributions.png",
+    ):
+        assert (out / name).read_bytes().startswith(PNG)
+    summary = json.loads((out / "summary.json").read_text())
+    bm25 = next(v for k, v in summary.items() if k.startswith("bm25-agent"))
+    assert bm25["steps"]["value"] == 2.0 and bm25["n"] == 6
+
+
+def test_report_on_a_non_run_is_a_clear_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+    assert "not a run directory (no run.json)" in capsys.readouterr().err
+
+
+def test_step_limit_curve_hand_computed():
+    rows = [
+        {"steps": 1, "score": 1.0},
+        {"steps": 3, "score": 1.0},
+        {"steps": 2, "score": 0.5},
+        {"steps": 3, "score": 0.0},
+    ]
+    # limit 1: only the first counts -> 1/4; limit 2: + 0.5 -> 1.5/4; limit 3: all -> 2.5/4
+    assert step_limit_curve(rows, 3) == [0.25, 0.375, 0.625]

@@ -1,0 +1,99 @@
+import json
+
+import pytest
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.errors import ConfigError
+from rlm_docs.eval.dataset import load_questions
+from rlm_docs.governor import Budget, Governor, Ledger
+from rlm_docs.systems import SystemConfig, make_system
+from rlm_docs.systems.bm25_agent import LAST_TURN
+from tests.fixtures.eval.support import DOCS, QUESTIONS
+
+CORPUS = Corpus.from_documents(DOCS)
+Q1 = load_questions(QUESTIONS)[0]
+
+
+def _system(tmp_path, name, replies, budget=None, **options):
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(replies))
+    config = SystemConfig(
+        corpus=CORPUS,
+        model=f"scripted:{script}",
+        budget=budget or Budget(),
+        log_dir=str(tmp_path / "logs"),
+        options=options,
+    )
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    system = make_system(name, config)
+    ledger = Ledger()
+    gov = Governor(config.budget, ledger=ledger, question_id=Q1.id)
+    return system, gov, ledger
+
+
+def test_bm25_agent_searches_then_answers_with_normalised_citations(tmp_path):
+    answer = {"answer": ["$4.2 billion"], "citations": [{"file": "ACME_2022_10K.pdf", "page": 2}]}
+    system, gov, ledger = _system(
+        tmp_path, "bm25-agent", ["SEARCH: acme revenue", "SEARCH: fiscal 2022", json.dumps(answer)]
+    )
+    p = system.answer(Q1, gov)
+    assert p.answer == ["$4.2 billion"]
+    assert p.citations == [{"file": "acme_2022_10k", "page": 2}]
+    assert (p.steps, p.stop_reason, p.question_id) == (3, "final", "q1")
+    assert [e.role for e in ledger.entries] == ["root"] * 3
+    assert p.input_tokens == sum(e.input_tokens for e in ledger.entries)
+    records = read_trajectory(p.trajectory)
+    iterations = [r for r in records if r["type"] == "iteration"]
+    assert [it["search"]["query"] for it in iterations[:2]] == ["acme revenue", "fiscal 2022"]
+    assert {"file": "acme_2022_10k", "page": 2} in iterations[0]["search"]["results"]
+    assert records[-1]["type"] == "result" and records[-1]["answer"] == ["$4.2 billion"]
+    # the search results were shown to the model with file and page labels
+    second_call = system.client.calls[1]
+    assert "[FILE: acme_2022_10k | PAGE: 2]" in second_call[-1]["content"]
+
+
+def test_bm25_agent_last_turn_forbids_search(tmp_path):
+    system, gov, _ = _system(
+        tmp_path, "bm25-agent", ["SEARCH: acme", "SEARCH: still searching"], max_iterations=2
+    )
+    p = system.answer(Q1, gov)
+    assert p.steps == 2 and p.stop_reason == "forced" and p.answer == []
+    assert system.client.calls[1][-1]["content"] == LAST_TURN
+
+
+def test_bm25_agent_step_budget_forces_a_final_answer(tmp_path):
+    answer = {"answer": ["4.2 billion"], "citations": []}
+    system, gov, ledger = _system(
+        tmp_path, "bm25-agent", ["SEARCH: acme", json.dumps(answer)], budget=Budget(max_steps=1)
+    )
+    p = system.answer(Q1, gov)
+    assert p.stop_reason == "budget" and p.answer == ["4.2 billion"]
+    assert len(ledger.entries) == 2
+    assert "root-step budget exhausted" in system.client.calls[1][-1]["content"]
+
+
+def test_static_rag_cites_the_retrieved_page_holding_a_free_text_answer(tmp_path):
+    system, gov, ledger = _system(tmp_path, "static-rag", ["$4.2 billion"], k=3)
+    p = system.answer(Q1, gov)
+    assert p.answer == ["$4.2 billion"] and p.steps == 1
+    assert p.citations == [{"file": "acme_2022_10k", "page": 2}]
+    prompt = system.client.calls[0][0]["content"]
+    assert prompt.count("[FILE: ") == 3 and prompt.rstrip().endswith(Q1.question)
+
+
+def test_static_rag_without_a_match_cites_all_k_pages(tmp_path):
+    system, gov, _ = _system(tmp_path, "static-rag", ["unknown value"], k=2)
+    p = system.answer(Q1, gov)
+    assert len(p.citations) == 2
+
+
+def test_static_rag_model_failure_is_an_error_prediction(tmp_path):
+    system, gov, _ = _system(tmp_path, "static-rag", [{"error": "server exploded"}])
+    p = system.answer(Q1, gov)
+    assert p.stop_reason == "error" and "server exploded" in p.error and p.answer == []
+
+
+def test_unknown_system_is_a_config_error():
+    with pytest.raises(ConfigError, match="bm25-agent"):
+        make_system("magic", SystemConfig(corpus=CORPUS, model="offline"))

@@ -1,0 +1,50 @@
+import json
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.models.offline_baselines import baseline_reply, is_baseline
+from rlm_docs.systems.prompts import fill
+from rlm_docs.systems.replies import page_block, read_reply
+from tests.fixtures.eval.support import DOCS
+
+CORPUS = Corpus.from_documents(DOCS)
+QUESTION = "How many people did Globex employ at the end of fiscal 2021?"
+
+
+def _results(query: str) -> str:
+    hits = CORPUS.search(query, k=5)
+    blocks = [page_block(h.document, h.page, CORPUS.page(h.document, h.page), 8000) for h in hits]
+    return f"Search results for {query!r}:\n\n" + "\n\n".join(blocks)
+
+
+def test_bm25_agent_policy_searches_then_answers_with_the_supporting_page():
+    messages = [
+        {"role": "system", "content": fill("bm25_agent", k=5, max_iterations=10)},
+        {"role": "user", "content": QUESTION},
+    ]
+    assert is_baseline(messages)
+    first = read_reply(baseline_reply(messages))
+    assert first.query and "globex" in first.query
+    messages += [
+        {"role": "assistant", "content": f"SEARCH: {first.query}"},
+        {"role": "user", "content": _results(first.query)},
+    ]
+    final = read_reply(baseline_reply(messages))
+    assert final.query is None and final.structured
+    assert final.answer == ["12,500"]
+    assert final.citations == [{"file": "globex_2021_10k", "page": 3}]
+
+
+def test_static_rag_policy_answers_from_the_given_pages():
+    hits = CORPUS.search("Initech dividend", k=3)
+    pages = "\n\n".join(
+        page_block(h.document, h.page, CORPUS.page(h.document, h.page), 8000) for h in hits
+    )
+    question = "What quarterly dividend per share did Initech declare?"
+    prompt = fill("static_rag", k=3, pages=pages, question=question)
+    reply = json.loads(baseline_reply([{"role": "user", "content": prompt}]))
+    assert reply["answer"] == ["$0.25"]
+    assert reply["citations"] == [{"file": "initech_2023_8k", "page": 2}]
+
+
+def test_other_requests_are_not_baseline_requests():
+    assert not is_baseline([{"role": "user", "content": "Question: x"}])
