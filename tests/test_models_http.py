@@ -198,9 +198,9 @@ def test_local_server_needs_no_key(flavor: str, monkeypatch) -> None:
         assert client_for(srv, model="qwen3").complete(MSGS).text == "hi"
 
 
-def test_openai_cached_tokens_are_reported_and_discounted(monkeypatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    with ChatServer(reply=lambda m: "ok", cached_tokens=lambda m: 10) as srv:
+def test_cached_tokens_are_reported_and_discounted(flavor: str, monkeypatch) -> None:
+    monkeypatch.setenv(ENV[flavor], KEY)
+    with ChatServer(reply=lambda m: "ok", cached_tokens=lambda m: 10, flavor=flavor) as srv:
         c = client_for(srv, model="gpt-5-mini").complete(MSGS)
     assert c.usage.cached_tokens == 10
     fresh = c.usage.input_tokens - 10

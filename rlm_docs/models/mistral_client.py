@@ -97,9 +97,11 @@ class MistralClient:
             raise TransientError("malformed response: no choices")
         usage = response.usage
         given = usage is not None and "prompt_tokens" in usage.model_fields_set
-        provider_usage = (
-            (usage.prompt_tokens or 0, usage.completion_tokens or 0, 0) if given else None
-        )
+        provider_usage = None
+        if given:
+            details = (usage.model_extra or {}).get("prompt_tokens_details") or {}
+            cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+            provider_usage = (usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
         return _text(response.choices[0].message.content), provider_usage
 
     def _from_raw(self, body: str) -> tuple[str, tuple[int, int, int] | None]:

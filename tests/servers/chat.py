@@ -258,7 +258,7 @@ class ChatServer:
                 "completion_tokens": usage["completion_tokens"],
                 "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"],
             }
-            if self.flavor == "openai":
+            if usage["cached_tokens"] or self.flavor == "openai":
                 out["usage"]["prompt_tokens_details"] = {"cached_tokens": usage["cached_tokens"]}
             with self._lock:
                 self.served.append(usage)
