@@ -81,13 +81,16 @@ def _prctl(option: int, value: int) -> None:
 
 
 def drop_privileges(workdir: str) -> bool:
-    """Become `nobody` when started as root (supplementary groups cleared); True if dropped."""
+    """When started as root: chroot into the empty `workdir` (the rest of the file system,
+    /proc included, disappears), then become `nobody` with no groups. True if done."""
     if os.geteuid() != 0:
+        os.chdir(workdir)
         return False
+    os.chroot(workdir)
+    os.chdir("/")
     os.setgroups([])
     os.setgid(NOBODY)
     os.setuid(NOBODY)
-    os.chdir(workdir)
     return True
 
 
@@ -162,6 +165,7 @@ def confine(
         "uid": os.getuid(),
         "gid": os.getgid(),
         "privileges_dropped": dropped,
+        "chroot": workdir if dropped else None,
         "rlimits": rlimits,
         "seccomp": problem is None,
         "seccomp_problem": problem,

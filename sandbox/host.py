@@ -6,6 +6,7 @@ host `functions` (this is how `llm_query` reaches the models, so API keys stay i
 enforces the wall-clock limit per cell and restarts the worker when it dies or runs over.
 """
 
+import contextlib
 import keyword
 import os
 import shutil
@@ -75,16 +76,12 @@ def _death_reason(returncode: int | None, limits: Limits) -> str:
 
 def _kill(proc: subprocess.Popen, workdir: str, fds: list[int]) -> None:
     """Stop a worker and everything it left behind (also used as a finalizer)."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
     for fd in fds:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -131,13 +128,14 @@ class Sandbox:
             os.chown(workdir, NOBODY, NOBODY)
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
-        self._log = tempfile.TemporaryFile()
+        log_fd, log_path = tempfile.mkstemp(prefix="rlm-sandbox-log-")
+        os.unlink(log_path)  # the worker's stderr, kept only for start-up failure messages
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "sandbox.worker", str(to_worker_r), str(from_worker_w)],
             pass_fds=(to_worker_r, from_worker_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=self._log,
+            stderr=log_fd,
             env=_worker_env(workdir),
             cwd=workdir,
             start_new_session=True,
@@ -146,9 +144,10 @@ class Sandbox:
         os.close(from_worker_w)
         self._write_fd = to_worker_w
         self._reader = protocol.FrameReader(from_worker_r)
+        self._log_fd = log_fd
         self._workdir = workdir
         self._finalizer = weakref.finalize(
-            self, _kill, self._proc, workdir, [to_worker_w, from_worker_r]
+            self, _kill, self._proc, workdir, [to_worker_w, from_worker_r, log_fd]
         )
         self._send(
             {
@@ -174,15 +173,15 @@ class Sandbox:
 
     def _startup_failure(self) -> str:
         self._proc.wait()
-        self._log.seek(0)
-        tail = self._log.read()[-2000:].decode("utf-8", "replace").strip()
+        size = os.lseek(self._log_fd, 0, os.SEEK_END)
+        os.lseek(self._log_fd, max(0, size - 2000), os.SEEK_SET)
+        tail = os.read(self._log_fd, 2000).decode("utf-8", "replace").strip()
         return f"{_death_reason(self._proc.returncode, self.limits)}: {tail}"
 
     def _stop(self) -> None:
         if self._finalizer is not None:
             self._finalizer()
             self._finalizer = None
-        self._log.close()
 
     def restart(self) -> None:
         """Replace the worker by a fresh one (all variables are lost; the corpus is reloaded)."""
@@ -269,10 +268,8 @@ class Sandbox:
         if isinstance(exc, _TimedOut):
             message = f"TimeoutError: cell exceeded {self.limits.wall_s} s wall clock; {_LOST}"
         else:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
             reason = _death_reason(self._proc.poll(), self.limits)
             message = f"WorkerDied: the sandbox worker {reason}; {_LOST}"
         self.restart()

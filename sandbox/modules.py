@@ -29,11 +29,15 @@ ALLOWED = (
     "random",
     "unicodedata",
     "calendar",
+    "time",
 )
+
+# Private modules that C code (datetime.strptime) imports through the sandbox's `__import__`.
+# Sandbox code cannot name them: RestrictedPython refuses import names starting with `_`.
+INTERNAL = ("_strptime",)
 
 # Imported lazily by the modules above (codecs, strptime, locale-aware regex); loaded up front.
 PRELOAD = (
-    "_strptime",
     "locale",
     "encodings.latin_1",
     "encodings.ascii",
@@ -68,11 +72,15 @@ def _wrap(name: str) -> SafeModule:
     }
     wrapper = SafeModule(**public)
     object.__setattr__(wrapper, "_SafeModule__module_name", name)
+    object.__setattr__(wrapper, "__name__", name)
     return wrapper
 
 
-def load_modules() -> dict[str, SafeModule]:
-    """Import and wrap every allow-listed module (call once, before confinement)."""
+def load_modules() -> dict[str, Any]:
+    """Import every module the sandbox may need (call once, before confinement): the wrapped
+    allow-listed modules by name, plus the real INTERNAL ones."""
     for name in PRELOAD:
         importlib.import_module(name)
-    return {name: _wrap(name) for name in ALLOWED}
+    modules: dict[str, Any] = {name: _wrap(name) for name in ALLOWED}
+    modules.update({name: importlib.import_module(name) for name in INTERNAL})
+    return modules

@@ -147,7 +147,7 @@ class Worker:
     ) -> Any:
         if level == 0 and name in self.modules:
             return self.modules[name]
-        allowed = ", ".join(sorted(self.modules))
+        allowed = ", ".join(sorted(n for n in self.modules if not n.startswith("_")))
         raise ImportError(f"module {name!r} is not available in the sandbox (allowed: {allowed})")
 
     def _display(self, value: Any) -> None:
