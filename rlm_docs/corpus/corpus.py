@@ -76,11 +76,19 @@ class Corpus:
 
     def save(self, path: str | Path) -> Path:
         """Write this corpus as a store at `path` (atomically) and return the path."""
-        docs = [
-            Document(d.name, self.pages(d.name, 1, d.num_pages), d.source, self._page_tokens(i))
-            for i, d in enumerate(self.documents)
-        ]
+        docs = [self.document(name) for name in self._names]
         return store.write_store(path, docs, {"sources": [], "warnings": []})
+
+    def document(self, name: str) -> Document:
+        """One document with all its pages and their stored token counts."""
+        d = self._doc(name)
+        a, n = int(self._first[d]), int(self._counts[d])
+        return Document(
+            self._names[d],
+            self._text.slice(a, n).to_pylist(),
+            self._docs.column("source")[d].as_py(),
+            self._pages.column("tokens").slice(a, n).to_pylist(),
+        )
 
     # -- documents -----------------------------------------------------------------------
 
@@ -161,10 +169,6 @@ class Corpus:
         if b < a:
             raise CorpusError(f"document {self._names[d]!r}: page range {start}-{end} is empty")
         return self._text.slice(a, b - a + 1).to_pylist()
-
-    def _page_tokens(self, d: int) -> list[int]:
-        a, n = int(self._first[d]), int(self._counts[d])
-        return self._pages.column("tokens").slice(a, n).to_pylist()
 
     def page_tokens(self, doc: str, n: int) -> int:
         """cl100k_base token count of one page (stored at ingest)."""

@@ -1,0 +1,102 @@
+"""`rlm-docs corpus info|show|search CORPUS ...`: inspect a corpus store."""
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("corpus", help="inspect a corpus store (info, show, search)")
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+
+    info = sub.add_parser("info", help="documents, pages and tokens of a store")
+    info.add_argument("corpus", metavar="CORPUS", help="store directory")
+    info.add_argument("--json", action="store_true", help="print JSON")
+    info.set_defaults(func=run_info)
+
+    show = sub.add_parser("show", help="print one page")
+    show.add_argument("corpus", metavar="CORPUS", help="store directory")
+    show.add_argument("document", metavar="DOC", help="document name (case-insensitive)")
+    show.add_argument("page", metavar="PAGE", type=int, help="1-based page number")
+    show.set_defaults(func=run_show)
+
+    search = sub.add_parser("search", help="BM25 page search")
+    search.add_argument("corpus", metavar="CORPUS", help="store directory")
+    search.add_argument("query", help="search words")
+    search.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
+    search.add_argument("--doc", metavar="DOC", help="only pages of this document")
+    search.add_argument("--no-boost", action="store_true", help="plain BM25, no name boost")
+    search.add_argument("--json", action="store_true", help="print JSON lines")
+    search.set_defaults(func=run_search)
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from rlm_docs.corpus import Corpus
+
+    corpus = Corpus.load(args.corpus)
+    docs = corpus.documents
+    totals = {
+        "documents": len(docs),
+        "pages": corpus.total_pages,
+        "chars": corpus.total_chars,
+        "tokens": corpus.total_tokens,
+    }
+    if args.json:
+        print(
+            json.dumps(
+                {"path": str(corpus.path), **totals, "per_document": [d.to_dict() for d in docs]},
+                indent=1,
+            )
+        )
+        return 0
+    table = Table(title=str(corpus.path))
+    for col in ("document", "pages", "chars", "tokens"):
+        table.add_column(col, justify="left" if col == "document" else "right")
+    for d in docs:
+        table.add_row(d.name, f"{d.num_pages:,}", f"{d.chars:,}", f"{d.tokens:,}")
+    table.add_section()
+    table.add_row(
+        f"total ({totals['documents']} documents)",
+        f"{totals['pages']:,}",
+        f"{totals['chars']:,}",
+        f"{totals['tokens']:,}",
+        style="bold",
+    )
+    _console().print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from rlm_docs.corpus import Corpus
+
+    text = Corpus.load(args.corpus).page(args.document, args.page)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from rlm_docs.corpus import Corpus
+
+    hits = Corpus.load(args.corpus).search(
+        args.query, k=args.k, document=args.doc, boost_names=not args.no_boost
+    )
+    if args.json:
+        for h in hits:
+            print(json.dumps(h.to_dict(), ensure_ascii=False))
+        return 0
+    console = _console()
+    if not hits:
+        console.print("no matching pages")
+    for rank, h in enumerate(hits, 1):
+        console.print(f"[bold]{rank}. {h.document} p.{h.page}[/] [dim]({h.score:.2f})[/]")
+        console.print(f"   {h.snippet}", markup=False)
+    return 0

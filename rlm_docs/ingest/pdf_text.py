@@ -1,0 +1,32 @@
+"""Offline fallback for born-digital PDFs: the text layer, page by page, with pypdf.
+
+No OCR happens here: a scanned page has no text layer and comes out empty (reported), which is
+why Mistral OCR is preferred whenever a key is configured.
+"""
+
+import io
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+from rlm_docs.errors import IngestError
+
+
+def pdf_text_pages(path: Path, data: bytes, warnings: list[str]) -> list[str]:
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise IngestError(f"{path}: PDF is encrypted")
+        pages = []
+        for i, page in enumerate(reader.pages, 1):
+            try:
+                pages.append(page.extract_text() or "")
+            except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+                warnings.append(f"{path}: page {i}: no text extracted ({exc})")
+                pages.append("")
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise IngestError(f"{path}: not a readable PDF ({exc})") from None
+    if not pages:
+        raise IngestError(f"{path}: PDF has no pages")
+    return pages

@@ -1,0 +1,163 @@
+"""`ingest`: source files → a corpus store, re-reading only what changed.
+
+Each source file is identified by its file name, the sha256 of its bytes and the reader
+options (the name matters: it is the document name). When the
+output store already holds a source with the same identity (recorded in its manifest), that
+source's documents and token counts are copied from the old store instead of being read and
+tokenized again ("skipped N unchanged"); when every source is unchanged the store is left as is.
+All reading happens before anything is written, and the store is replaced atomically, so bad
+input never leaves a half-written or damaged store behind.
+"""
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rlm_docs.corpus import Corpus, store
+from rlm_docs.corpus.document import Document
+from rlm_docs.errors import CorpusError, IngestError
+from rlm_docs.ingest.detect import read_source, supported
+from rlm_docs.ingest.source import FORMATS, OCR_MODES, Options
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What an ingest did."""
+
+    path: Path
+    documents: int
+    pages: int
+    tokens: int
+    read: int
+    skipped: int
+    written: bool
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "path": str(self.path)}
+
+
+def discover(sources: list[str | Path]) -> list[Path]:
+    """Files named by `sources`; directories are searched recursively for supported files
+    (hidden entries skipped) in sorted order. Duplicates are dropped."""
+    files: list[Path] = []
+    for src in sources:
+        path = Path(src)
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and supported(p)
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if not found:
+                raise IngestError(f"{path}: no .pdf/.json/.md/.txt files in this directory")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise IngestError(f"{path}: no such file or directory")
+    unique: dict[Path, Path] = {}
+    for f in files:
+        unique.setdefault(f.resolve(), f)
+    return list(unique.values())
+
+
+def _previous(out: Path) -> tuple[Corpus | None, dict[tuple[str, str, str], dict]]:
+    """The existing store at `out` and its sources by identity. Refuses to replace anything
+    that is not a corpus store."""
+    if not out.exists():
+        return None, {}
+    if not out.is_dir():
+        raise IngestError(f"{out}: exists and is not a corpus store directory")
+    if not (out / store.MANIFEST).exists():
+        if any(out.iterdir()):
+            raise IngestError(
+                f"{out}: directory is not empty and not a corpus store; not replacing it"
+            )
+        return None, {}
+    try:
+        old = Corpus.load(out)
+    except CorpusError:
+        return None, {}
+    entries = {
+        (Path(e.get("path", "")).name, e["sha256"], json.dumps(e.get("options"), sort_keys=True)): e
+        for e in old.manifest.get("sources", [])
+        if isinstance(e, dict) and "sha256" in e
+    }
+    return old, entries
+
+
+def ingest(
+    sources: list[str | Path],
+    out: str | Path,
+    *,
+    format: str | None = None,
+    separator: str | None = None,
+    ocr: str = "auto",
+) -> IngestReport:
+    """Read `sources` (files or directories) and write the corpus store `out`."""
+    if format is not None and format not in FORMATS:
+        raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
+    if ocr not in OCR_MODES:
+        raise IngestError(f"unknown --ocr {ocr!r} (choose from {', '.join(OCR_MODES)})")
+    options = Options(format, separator, ocr)
+    option_key = json.dumps(options.key(), sort_keys=True)
+    out = Path(out)
+    files = discover(list(sources))
+    old, previous = _previous(out)
+    docs: list[Document] = []
+    entries: list[dict] = []
+    warnings: list[str] = []
+    skipped = 0
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise IngestError(f"{path}: cannot read ({exc.strerror})") from None
+        digest = hashlib.sha256(data).hexdigest()
+        prev = previous.get((path.name, digest, option_key))
+        if old is not None and prev is not None and all(n in old for n in prev["documents"]):
+            found = [old.document(n) for n in prev["documents"]]
+            for d in found:
+                d.source = str(path)
+            reader, notes = prev.get("reader", "?"), list(prev.get("warnings", []))
+            skipped += 1
+        else:
+            result = read_source(path, data, digest, options)
+            found, reader, notes = result.documents, result.reader, result.warnings
+        docs.extend(found)
+        warnings.extend(notes)
+        entries.append(
+            {
+                "path": str(path),
+                "sha256": digest,
+                "options": options.key(),
+                "reader": reader,
+                "documents": [d.name for d in found],
+                "warnings": notes,
+            }
+        )
+    store.check_documents(docs)
+    unchanged = old is not None and skipped == len(files) and _same_sources(old, entries)
+    if not unchanged:
+        store.write_store(out, docs, {"sources": entries, "warnings": warnings})
+    return IngestReport(
+        out,
+        len(docs),
+        sum(len(d.pages) for d in docs),
+        sum(sum(d.tokens or []) for d in docs),
+        len(files) - skipped,
+        skipped,
+        not unchanged,
+        warnings,
+    )
+
+
+def _same_sources(old: Corpus, entries: list[dict]) -> bool:
+    def ident(e: dict) -> tuple:
+        return e.get("path"), e.get("sha256"), json.dumps(e.get("options"), sort_keys=True)
+
+    return [ident(e) for e in old.manifest.get("sources", [])] == [ident(e) for e in entries]
