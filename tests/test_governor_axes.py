@@ -242,3 +242,30 @@ def test_budget_validation_names_the_field(kwargs: dict, field: str) -> None:
 def test_bad_role_is_config_error() -> None:
     with pytest.raises(ConfigError, match="role 'boss'"):
         Governor().call(endless(), MSGS, role="boss")
+
+
+def test_child_gets_a_share_of_what_is_left_on_every_axis() -> None:
+    client = ScriptedClient(
+        [{"text": "x", "usage": {"input_tokens": 400, "output_tokens": 100}}], model="gpt-4.1"
+    )
+    gov = Governor(
+        Budget(
+            max_steps=10,
+            max_sub_calls=9,
+            max_input_tokens=1000,
+            max_output_tokens=300,
+            max_cost_usd=0.01,
+            max_wall_s=100.0,
+            max_depth=3,
+        )
+    )
+    gov.step()
+    gov.call(client, MSGS, role="sub")  # $ 400*2e-6 + 100*8e-6 = 0.0016
+    kid = gov.child(0.5).budget
+    assert (kid.max_steps, kid.max_sub_calls) == (4, 4)
+    assert (kid.max_input_tokens, kid.max_output_tokens) == (300, 100)
+    assert kid.max_cost_usd == pytest.approx(0.0042)
+    assert 49.0 < kid.max_wall_s <= 50.0
+    assert (kid.max_depth, kid.max_concurrency) == (3, 8)
+    with pytest.raises(ConfigError, match="share"):
+        gov.child(0)

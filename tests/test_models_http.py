@@ -214,3 +214,15 @@ def test_base_url_from_environment(monkeypatch) -> None:
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         client = make_client("openai:gpt-4o-mini", cache=False)
         assert client.complete(MSGS).text == "via env"
+
+
+def test_request_params_adapt_to_official_reasoning_models() -> None:
+    from rlm_docs.models.openai_client import request_params
+
+    official = request_params("gpt-5-mini", MSGS, 0.0, 100, official=True)
+    assert "temperature" not in official and official["max_completion_tokens"] == 100
+    classic = request_params("gpt-4o", MSGS, 0.0, 100, official=True)
+    assert classic["temperature"] == 0.0 and classic["max_completion_tokens"] == 100
+    local = request_params("gpt-5-mini", MSGS, 0.0, 100, official=False)
+    assert local["temperature"] == 0.0 and local["max_tokens"] == 100
+    assert "max_tokens" not in request_params("o4-mini", MSGS, 0.0, None, official=True)

@@ -21,6 +21,24 @@ ENV_KEY = "OPENAI_API_KEY"
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 
 
+def request_params(
+    model: str,
+    messages: list[dict],
+    temperature: float,
+    max_tokens: int | None,
+    *,
+    official: bool,
+) -> dict[str, Any]:
+    """Chat-completion arguments; the official API's reasoning models take no temperature and
+    spell the output cap `max_completion_tokens`, while compatible servers expect `max_tokens`."""
+    kwargs: dict[str, Any] = {"model": model, "messages": messages}
+    if not (official and _REASONING.match(model)):
+        kwargs["temperature"] = temperature
+    if max_tokens is not None:
+        kwargs["max_completion_tokens" if official else "max_tokens"] = max_tokens
+    return kwargs
+
+
 class OpenAIClient:
     """`openai:MODEL[@BASE_URL]`; the key comes from OPENAI_API_KEY and is never shown."""
 
@@ -48,15 +66,6 @@ class OpenAIClient:
     def __repr__(self) -> str:
         return f"OpenAIClient(spec={self.spec!r})"
 
-    def _request(self, messages: list[dict], temperature: float, max_tokens: int | None) -> dict:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        reasoning = self._official and bool(_REASONING.match(self.model))
-        if not reasoning:
-            kwargs["temperature"] = temperature
-        if max_tokens is not None:
-            kwargs["max_completion_tokens" if self._official else "max_tokens"] = max_tokens
-        return kwargs
-
     def _once(self, kwargs: dict) -> Any:
         try:
             return self._sdk.chat.completions.create(**kwargs)
@@ -81,7 +90,10 @@ class OpenAIClient:
     ) -> Completion:
         """One chat completion, retried on transient failures."""
         started = time.perf_counter()
-        kwargs = {**self._request(messages, temperature, max_tokens), **params}
+        kwargs = (
+            request_params(self.model, messages, temperature, max_tokens, official=self._official)
+            | params
+        )
 
         def attempt() -> Any:
             response = self._once(kwargs)
