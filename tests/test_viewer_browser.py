@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.viewer import write_viewer
-from tests.test_viewer_build import HOSTILE, make_run, make_trajectory
+from tests.test_viewer_build import HOSTILE, make_eval_run, make_run, make_trajectory
 
 pytestmark = pytest.mark.browser
 
@@ -99,6 +99,24 @@ def test_single_trajectory_opens_expanded(browser, tmp_path):
         assert body.is_visible()
         assert body.locator(".answer").inner_text().strip() == "42 million"
         assert body.locator(".citation").inner_text().strip() == "3M_2018_10K · page 2"
+        assert problems == []
+    finally:
+        page.close()
+
+
+def test_real_eval_run_in_browser(browser, tmp_path):
+    html = write_viewer(make_eval_run(tmp_path), tmp_path / "eval.html")
+    page, problems, _ = open_page(browser, html)
+    try:
+        card = page.locator('section.q[data-id="b"]')
+        card.locator(".q-head").click()
+        body = card.locator(".q-body")
+        assert "$6.73 billion" in body.locator(".answer").inner_text()
+        citation = body.locator(".citation").first
+        assert citation.is_visible() and "AMD_2019_10K · page 1" in citation.inner_text()
+        assert "AMD revenue was $6.73 billion" in citation.locator(".snippet").inner_text()
+        assert body.locator("details.turn").count() >= 1
+        assert body.locator("table.ledger tr").count() >= 2
         assert problems == []
     finally:
         page.close()

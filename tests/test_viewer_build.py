@@ -253,3 +253,68 @@ def test_cli_writes_file_and_reports_errors_without_output(tmp_path, capsys):
     assert not target.exists()
     assert main(["view", str(run_dir), "--out", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def make_eval_run(root: Path) -> Path:
+    """A real run directory from `run_eval` (rlm system, offline model) over a tiny corpus."""
+    from rlm_docs.eval.runner import EvalSettings, run_eval
+    from rlm_docs.governor import Budget
+
+    store = Corpus.from_documents(
+        {
+            "3M_2018_10K": ["cover", "Capital expenditure was $1,577 million in 2018."],
+            "AMD_2019_10K": ["AMD revenue was $6.73 billion in 2019."],
+        }
+    ).save(root / "store")
+    questions = root / "questions.jsonl"
+    rows = [
+        ("a", "What was 3M's capital expenditure in 2018?", "$1,577 million", "3M_2018_10K", 2),
+        ("b", "What was AMD revenue in 2019?", "$6.73 billion", "AMD_2019_10K", 1),
+    ]
+    questions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": qid,
+                    "question": q,
+                    "answer_variants": [[a]],
+                    "evidence": [{"document": doc, "page": page}],
+                }
+            )
+            + "\n"
+            for qid, q, a, doc, page in rows
+        )
+    )
+    settings = EvalSettings(
+        dataset=questions,
+        corpus=store,
+        system="rlm",
+        model="offline",
+        out=root / "run",
+        budget=Budget(max_steps=4),
+        workers=1,
+        progress=False,
+    )
+    run_eval(settings)
+    return root / "run"
+
+
+def test_real_eval_run_directory(tmp_path):
+    run_dir = make_eval_run(tmp_path)
+    out = write_viewer(run_dir, tmp_path / "v.html")
+    data = embedded_data(out.read_text())
+    assert data["run"]["system"] == "rlm" and data["run"]["model"] == "offline"
+    by_id = {q["id"]: q for q in data["questions"]}
+    assert set(by_id) == {"a", "b"}
+    results = {
+        r["id"]: r for r in map(json.loads, (run_dir / "results.jsonl").read_text().splitlines())
+    }
+    for qid, q in by_id.items():
+        assert q["correct"] == results[qid]["correct"]
+        assert q["answer"] == results[qid]["answer"]
+        assert q["trajectory_error"] is None and q["trajectory"]["iterations"]
+        assert [e["call_id"] for e in q["ledger"]] == [e["call_id"] for e in results[qid]["ledger"]]
+        # cited pages quoted from the corpus recorded in run.json
+        assert q["citations"] and all("snippet" in c for c in q["citations"])
+    assert "6.73 billion" in by_id["b"]["citations"][0]["snippet"]
+    assert data["summary"]["correct"] == sum(r["correct"] for r in results.values())

@@ -15,6 +15,9 @@ from rlm_docs.errors import DatasetError
 
 MAX_STRING = 40_000
 RESULT_FILES = ("results.jsonl", "predictions.jsonl")
+MANIFEST = "run.json"
+RUN_FIELDS = ("system", "model", "sub_model", "judge", "budget", "dataset", "corpus", "started_at")
+SCORE_FIELDS = ("anls", "stage", "judgment", "page_f1", "doc_f1", "error_type", "hop_type")
 EFFORT_FIELDS = (
     "steps",
     "sub_calls",
@@ -107,6 +110,8 @@ def question_entry(
         "citations": [c for c in record.get("citations") or [] if isinstance(c, dict)],
         "evidence": record.get("evidence") or [],
         "effort": {k: record.get(k) for k in EFFORT_FIELDS},
+        "scores": {k: record[k] for k in SCORE_FIELDS if record.get(k) is not None},
+        "ledger": record.get("ledger") if isinstance(record.get("ledger"), list) else None,
         "stop_reason": record.get("stop_reason"),
         "error": record.get("error"),
         "system": record.get("system"),
@@ -194,11 +199,23 @@ def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def run_settings(run_dir: Path) -> dict[str, Any]:
+    """The settings recorded in the run's `run.json` (empty if absent or unreadable)."""
+    try:
+        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(manifest, dict):
+        return {}
+    return {k: manifest[k] for k in RUN_FIELDS if manifest.get(k) is not None}
+
+
 def load_source(source: str | Path) -> dict[str, Any]:
     """Viewer data for an eval run directory or a trajectory `.jsonl` file."""
     path = Path(source)
+    run: dict[str, Any] = {}
     if path.is_dir():
-        kind, questions = "run", from_run_dir(path)
+        kind, questions, run = "run", from_run_dir(path), run_settings(path)
     elif path.is_file() and path.suffix == ".jsonl":
         kind, questions = "trajectory", from_trajectory_file(path)
     elif path.exists():
@@ -210,6 +227,7 @@ def load_source(source: str | Path) -> dict[str, Any]:
             "title": path.resolve().name,
             "source": str(path),
             "kind": kind,
+            "run": run,
             "summary": summarize(questions),
             "questions": questions,
         }

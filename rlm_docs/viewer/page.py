@@ -49,12 +49,16 @@ def write_viewer(
 ) -> Path:
     """Write the viewer of `source` (run directory or trajectory JSONL) to `out`, atomically.
 
-    `corpus` (a `Corpus` or a store path) adds the text around each cited page's answer.
+    `corpus` (a `Corpus` or a store path; default: the run's own corpus when its store still
+    exists) adds the text around each cited page's answer.
     """
     target = Path(out)
     if target.is_dir():
         raise ConfigError(f"--out {target}: is a directory; give an .html file name")
     data = load_source(source)
+    recorded = data["run"].get("corpus")
+    if corpus is None and recorded and Path(recorded, "manifest.json").is_file():
+        corpus = recorded
     if corpus is not None:
         attach_snippets(data, corpus)
     atomic_write_text(target, build_html(data, title))

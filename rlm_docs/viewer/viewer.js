@@ -177,10 +177,11 @@
       "output tokens": isNum(e.output_tokens) ? int(e.output_tokens) : null,
       cost: isNum(e.cost_usd) ? usd(e.cost_usd) : null, wall: isNum(e.wall_s) ? secs(e.wall_s) : null,
       "max depth": e.max_depth, "stop reason": q.stop_reason, score: q.score, system: q.system }));
+    if (q.scores && Object.keys(q.scores).length) body.append(el("h3", { text: "Scoring" }), kvTable(q.scores));
     if (q.error) body.append(el("div", { className: "warn", text: "error: " + q.error }));
+    const rows = q.ledger || (q.trajectory ? ledgerRows(q.trajectory, []) : []);
+    if (rows.length) body.append(el("h3", { text: `Ledger (${rows.length} calls)` }), ledgerTable(rows));
     if (q.trajectory) {
-      const rows = ledgerRows(q.trajectory, []);
-      if (rows.length) body.append(el("h3", { text: `Ledger (${rows.length} calls)` }), ledgerTable(rows));
       body.append(el("h3", { text: "Trajectory" }), renderTrajectory(q.trajectory, 0));
     } else {
       body.append(el("h3", { text: "Trajectory" }), el("div", { className: "muted",
@@ -240,6 +241,9 @@
     chip("cost", usd(s.cost_usd)), chip("steps", int(s.steps)), chip("sub-calls", int(s.sub_calls)),
     chip("input tokens", int(s.input_tokens)), chip("output tokens", int(s.output_tokens)),
     chip("wall", secs(s.wall_s)));
+  const run = DATA.run || {};
+  for (const k of ["system", "model", "sub_model", "judge"]) if (run[k]) document.getElementById("summary").append(chip(k.replace("_", " "), run[k]));
+  if (run.budget) document.getElementById("source").append(el("div", { text: "budget: " + JSON.stringify(run.budget) }));
   for (const id of ["filter", "status", "sort"]) document.getElementById(id).addEventListener("input", refresh);
   document.getElementById("expand-all").addEventListener("click", () => cards.forEach((c) => toggle(c.node, c.q, true)));
   document.getElementById("collapse-all").addEventListener("click", () => cards.forEach((c) => toggle(c.node, c.q, false)));
