@@ -108,15 +108,13 @@ class Governor:
             if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
                 raise BudgetExceeded("wall_s", g.budget.max_wall_s, g._elapsed())
 
-    def _reserve(
-        self, role: str, messages: list[dict], price: Price | None, sampling: dict
-    ) -> dict:
+    def _reserve(self, role: str, input_tokens: int, price: Price | None, sampling: dict) -> dict:
         """Check every axis along the chain and book this call's share; returns the booking."""
         chain = self._chain()
         self._check_wall()
         booking = _zero()
         booking["sub_calls"] = int(role == "sub")
-        booking["input_tokens"] = count_message_tokens(messages)
+        booking["input_tokens"] = input_tokens
         max_tokens = sampling.get("max_tokens")
         for g in chain:
             for axis in ("sub_calls", "input_tokens"):
@@ -188,9 +186,10 @@ class Governor:
             raise BudgetExceeded("depth", self.budget.max_depth, depth)
         price = self.check_client(client)
         sampling.setdefault("temperature", 0.0)
+        projected = 0 if final else count_message_tokens(messages)  # outside the tree lock
         with self._semaphore:
             with self._lock:
-                booking = _zero() if final else self._reserve(role, messages, price, sampling)
+                booking = _zero() if final else self._reserve(role, projected, price, sampling)
                 call_id = self.ledger.new_call_id()
                 parent_id = self._parent_call if role == "root" else self._last_root_call
                 if role == "root":
