@@ -40,3 +40,8 @@ class CellResult:
     error: str | None
     restarted: bool
     duration_s: float
+
+    def _repr_html_(self) -> str:
+        from rlm_docs.notebook.display import cell_html
+
+        return cell_html(self)

@@ -117,3 +117,19 @@ def test_bad_inputs(tmp_path):
         TrajectoryView([{"type": "iteration"}])
     with pytest.raises(TypeError, match="no rich view for int"):
         show(3)
+
+
+def test_library_objects_render_themselves_in_notebooks(tmp_path):
+    from sandbox import CellResult
+
+    corpus = Corpus.from_documents({"A <b>": ["one", "two"]})
+    assert "A &lt;b&gt;" in corpus._repr_html_() and "2 pages" in corpus._repr_html_()
+    assert "<td>A</td>" in Hit("A", 1, 0.5, "x")._repr_html_()
+    pred = Prediction(question="q?", answer=["yes"], citations=[{"file": "A", "page": 1}])
+    assert "<b>yes</b>" in pred._repr_html_() and "A · page 1" in pred._repr_html_()
+    assert "0 calls" in Ledger()._repr_html_()
+    cell = CellResult(
+        stdout="", error="ZeroDivisionError: division by zero", restarted=True, duration_s=0.1
+    )
+    html = cell._repr_html_()
+    assert "ZeroDivisionError" in html and "restarted" in html

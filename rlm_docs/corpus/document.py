@@ -39,3 +39,8 @@ class Hit:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def _repr_html_(self) -> str:
+        from rlm_docs.notebook.display import hit_html
+
+        return hit_html(self)

@@ -57,3 +57,8 @@ class Prediction:
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-able (for `--json` output and notebooks)."""
         return asdict(self)
+
+    def _repr_html_(self) -> str:
+        from rlm_docs.notebook.display import prediction_html
+
+        return prediction_html(self)
