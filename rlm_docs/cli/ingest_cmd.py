@@ -4,7 +4,7 @@ import argparse
 import json
 import sys
 
-FORMATS = ("ocr", "pages", "markdown", "pdftotext", "marked", "pdf")
+from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,11 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--separator",
         metavar="LINE",
-        help="markdown page separator line, e.g. '---' (default: form feed)",
+        help="markdown page separator line (default: form feed); write --separator=--- "
+        "when the line starts with a dash",
     )
     p.add_argument(
         "--ocr",
-        choices=("auto", "mistral", "local"),
+        choices=OCR_MODES,
         default="auto",
         help="PDFs: Mistral OCR (needs MISTRAL_API_KEY), local text layer, or auto (default)",
     )
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for w in report.warnings:
         err.print(f"[yellow]warning:[/] {w}", markup=True)
-    out = Console(file=sys.stdout, highlight=False)
+    out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     state = "written" if report.written else "unchanged"
     out.print(
         f"[bold]{report.path}[/] ({state}): {report.documents} documents, "

@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 
 from rlm_docs.errors import IngestError
+from rlm_docs.ingest.formats import FORMATS
 from rlm_docs.ingest.markdown import read_markdown
 from rlm_docs.ingest.marked import looks_marked, read_marked
 from rlm_docs.ingest.ocr_json import read_ocr_json
 from rlm_docs.ingest.page_list import read_page_list
 from rlm_docs.ingest.pdf import read_pdf
 from rlm_docs.ingest.pdftotext import read_pdftotext
-from rlm_docs.ingest.source import FORMATS, Options, ReadResult, decode, locate_replacements
+from rlm_docs.ingest.source import Options, ReadResult, decode, locate_replacements
 
 EXTENSIONS = {
     ".pdf": "pdf",

@@ -18,7 +18,8 @@ from rlm_docs.corpus import Corpus, store
 from rlm_docs.corpus.document import Document
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest.detect import read_source, supported
-from rlm_docs.ingest.source import FORMATS, OCR_MODES, Options
+from rlm_docs.ingest.formats import FORMATS, OCR_MODES
+from rlm_docs.ingest.source import Options
 
 
 @dataclass(slots=True)

@@ -9,9 +9,6 @@ from pathlib import Path
 from rlm_docs.corpus.document import Document
 from rlm_docs.errors import IngestError
 
-FORMATS = ("ocr", "pages", "markdown", "pdftotext", "marked", "pdf")
-OCR_MODES = ("auto", "mistral", "local")
-
 
 @dataclass(frozen=True, slots=True)
 class Options:

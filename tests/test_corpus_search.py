@@ -1,0 +1,111 @@
+"""BM25 page search: ranking, the document filter, the name boost, snippets, and the stored
+index giving the same results as an in-memory one."""
+
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.corpus import Corpus, Hit
+from rlm_docs.corpus.names import name_match, parse_name, parse_query
+from rlm_docs.corpus.search import snippet
+from rlm_docs.errors import CorpusError
+
+FILLER = "The company discussed general business matters and other items. " * 3
+DOCS = {
+    "ACME_2017_10K": [
+        FILLER,
+        "Capital expenditures were $1,577 million in 2017. " + FILLER,
+        "Net sales increased to $31,657 million in 2017. " + FILLER,
+    ],
+    "ACME_2018_10K": [
+        FILLER,
+        "Capital expenditures were $1,577 million in 2018 and $1,373 million in 2017. " + FILLER,
+        "Net sales increased to $32,765 million in 2018. " + FILLER,
+        "Dividends paid to shareholders rose. " + FILLER,
+    ],
+    "GLOBEX_2018_10K": [
+        "Globex capital expenditures totalled $900 million. Capital projects included plants. "
+        + FILLER,
+        "Globex net sales. " + FILLER,
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return Corpus.from_documents(DOCS)
+
+
+def test_ranking_prefers_term_dense_pages(corpus: Corpus) -> None:
+    hits = corpus.search("capital expenditures", k=3, boost_names=False)
+    assert all(isinstance(h, Hit) for h in hits)
+    assert hits[0] == Hit("GLOBEX_2018_10K", 1, hits[0].score, hits[0].snippet)
+    assert {(h.document, h.page) for h in hits[1:]} == {("ACME_2017_10K", 2), ("ACME_2018_10K", 2)}
+    assert hits[0].score >= hits[1].score >= hits[2].score > 0
+
+
+def test_only_pages_with_a_query_term_are_returned(corpus: Corpus) -> None:
+    hits = corpus.search("dividends", k=5)
+    assert [(h.document, h.page) for h in hits] == [("ACME_2018_10K", 4)]
+    assert corpus.search("the and of", k=5) == []  # stopwords only
+    assert corpus.search("zebra", k=5) == []
+    assert corpus.search("net sales", k=0) == []
+
+
+def test_stemming_matches_word_forms(corpus: Corpus) -> None:
+    hits = corpus.search("dividend paying", k=1)
+    assert (hits[0].document, hits[0].page) == ("ACME_2018_10K", 4)
+
+
+def test_document_filter_returns_k_hits_from_that_document(corpus: Corpus) -> None:
+    hits = corpus.search("net sales company", k=4, document="acme_2018_10k")
+    assert len(hits) == 4 and {h.document for h in hits} == {"ACME_2018_10K"}
+    assert hits[0].page == 3
+    with pytest.raises(CorpusError, match="unknown document 'ACME_2019_10K'"):
+        corpus.search("net sales", document="ACME_2019_10K")
+
+
+def test_name_boost_picks_the_filing_of_the_named_year(corpus: Corpus) -> None:
+    query = "What were ACME's FY2018 net sales?"
+    boosted = corpus.search(query, k=3)
+    assert (boosted[0].document, boosted[0].page) == ("ACME_2018_10K", 3)
+    plain = corpus.search(query, k=6, boost_names=False)
+    assert ("GLOBEX_2018_10K", 2) in {(h.document, h.page) for h in plain}
+    # Boosted scores exceed plain BM25 only for the named company's pages.
+    plain_scores = {(h.document, h.page): h.score for h in plain}
+    for h in corpus.search(query, k=6):
+        key = (h.document, h.page)
+        assert (h.score > plain_scores[key]) == h.document.startswith("ACME")
+
+
+def test_parse_name_and_query() -> None:
+    assert parse_name("3M_2018_10K") == parse_name("3m_2018_10k")
+    info = parse_name("AMERICANEXPRESS_2022Q4_EARNINGS")
+    assert (info.company, info.year, info.kind) == ("americanexpress", 2022, "earnings")
+    assert parse_name("AMCOR_2022_8K_dated-2022-04-26").kind == "8k"
+    assert parse_name("annual report").year is None
+    q = parse_query("What is American Express's FY22 revenue vs fiscal year 2021 in the 10-K?")
+    assert q.years == {2021, 2022}
+    assert name_match(parse_name("AMERICANEXPRESS_2022_10K"), q) == pytest.approx(1.0)
+    assert name_match(parse_name("AMERICANEXPRESS_2020_10K"), q) == pytest.approx(0.7)
+    assert name_match(parse_name("AMEX_2022_10K"), q) == 0.0
+    assert name_match(parse_name("CVSHEALTH_2022_10K"), parse_query("CVSH 2022")) == 0.6 * 0.5 + 0.3
+    assert name_match(
+        parse_name("3M_2018_10K"), parse_query("3M's capex in FY2018")
+    ) == pytest.approx(0.9)
+
+
+def test_snippet_centres_on_matching_terms() -> None:
+    text = (
+        ("lorem ipsum " * 60) + "Capital   expenditures\n\nwere $1,577 million." + (" dolor" * 80)
+    )
+    s = snippet(text, {"capit", "expenditur"})
+    assert "Capital expenditures were $1,577 million." in s
+    assert s.startswith("…") and s.endswith("…") and len(s) <= 202
+    assert snippet("short page", {"x"}) == "short page"
+
+
+def test_stored_index_matches_in_memory(corpus: Corpus, tmp_path: Path) -> None:
+    loaded = Corpus.load(corpus.save(tmp_path / "store"))
+    for query in ("capital expenditures 2018", "ACME FY2017 net sales", "dividends"):
+        assert loaded.search(query, k=5) == corpus.search(query, k=5)

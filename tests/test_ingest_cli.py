@@ -1,0 +1,47 @@
+"""`rlm-docs ingest` through `rlm_docs.cli.main`: summary, warnings, exit codes."""
+
+import json
+from pathlib import Path
+
+from rlm_docs.cli import main
+from rlm_docs.corpus import Corpus
+
+FIX = Path(__file__).parent / "fixtures" / "ingest"
+
+
+def test_ingest_prints_summary_and_warnings(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "store"
+    argv = ["ingest", str(FIX / "filing.txt"), str(FIX / "report.md"), "--separator=---"]
+    assert main([*argv, "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "2 documents, 7 pages" in captured.out and "skipped 0 unchanged" in captured.out
+    assert "warning:" in captured.err and "filing.txt: 1 empty page(s) kept: 3" in captured.err
+    assert Corpus.load(out).num_pages("report") == 3
+    assert main([*argv, "-o", str(out)]) == 0
+    assert "skipped 2 unchanged" in capsys.readouterr().out
+
+
+def test_ingest_json_report(tmp_path: Path, capsys) -> None:
+    assert (
+        main(["ingest", str(FIX / "acme_2023.json"), "--out", str(tmp_path / "s"), "--json"]) == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["documents"] == 1 and report["pages"] == 3 and report["written"] is True
+
+
+def test_ingest_errors_exit_2_with_one_line(tmp_path: Path, capsys) -> None:
+    code = main(["ingest", str(FIX / "missing_page.json"), "--out", str(tmp_path / "s")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("rlm-docs ingest: error: ") and "missing_page.json" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_ingest_forced_format(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "pages.dat"
+    src.write_text('["one", "two"]')
+    assert main(["ingest", str(src), "--out", str(tmp_path / "s")]) == 2
+    assert "--format" in capsys.readouterr().err
+    assert main(["ingest", str(src), "--out", str(tmp_path / "s"), "--format", "pages"]) == 0
+    assert Corpus.load(tmp_path / "s").pages("pages", 1, 2) == ["one", "two"]
