@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError, RlmDocsError
+from rlm_docs.resources import home_dir
 from sandbox import protocol
 from sandbox.confine import NOBODY
 from sandbox.limits import CellResult, Limits
@@ -156,6 +157,7 @@ class Sandbox:
                 "functions": sorted(self.functions),
                 "limits": asdict(self.limits),
                 "workdir": workdir,
+                "cache_dir": str(home_dir() / "sandbox"),
             }
         )
         try:

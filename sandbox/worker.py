@@ -9,6 +9,7 @@ import builtins
 import keyword
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError
@@ -128,19 +129,23 @@ class Worker:
         for name in init.get("functions", []):
             self.scaffold[name] = _stub(channel, name)
         if init.get("corpus"):
-            self.scaffold.update(self._load_corpus(init["corpus"]))
+            self.scaffold.update(self._load_corpus(init["corpus"], init.get("cache_dir")))
         self.namespace: dict[str, Any] = {"__builtins__": builtins_table, "__name__": "sandbox"}
         self.namespace.update(self.scaffold)
 
     @staticmethod
-    def _load_corpus(path: str) -> dict[str, Any]:
+    def _load_corpus(path: str, cache_dir: str | None) -> dict[str, Any]:
+        from sandbox.context_cache import ContextLoader
+
+        loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
         from rlm_docs.corpus import Corpus
         from sandbox.helpers import facade, make_helpers
 
         corpus = Corpus.load(path)
         corpus.search("warm up", k=0)  # opens the memory-mapped index before confinement
         helpers = make_helpers(corpus)
-        return {"context": corpus.render(), "corpus": facade(helpers), **helpers}
+        context = loader.result(corpus.render)
+        return {"context": context, "corpus": facade(helpers), **helpers}
 
     def _import(
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
