@@ -1,9 +1,10 @@
 import itertools
 import math
 
+import numpy as np
 import pytest
 
-from rlm_docs.eval.kuiper import effort_correlations, kuiper
+from rlm_docs.eval.kuiper import effort_correlations, kuiper, kuiper_bootstrap
 
 
 def test_four_items_hand_computed():
@@ -51,3 +52,13 @@ def test_spearman_between_effort_measures():
     # ranks 1,2,3,4 vs 1,3,2,4: d^2 = 2 -> rho = 1 - 6*2/(4*15) = 0.8
     assert corr[("steps", "tokens")] == pytest.approx(0.8)
     assert math.isnan(corr[("steps", "flat")])
+
+
+def test_vectorised_bootstrap_matches_per_resample_kuiper():
+    effort = [1, 1, 2, 3, 3, 3, 5, 8, 8, 9]
+    correct = [1, 0, 1, 1, 0, 0, 1, 0, 0, 1]
+    low, high = kuiper_bootstrap(effort, correct, n_boot=200, seed=7)
+    idx = np.random.default_rng(7).integers(0, 10, size=(200, 10))
+    e, y = np.array(effort), np.array(correct)
+    values = [kuiper(e[i], y[i], permutations=0).normalized for i in idx]
+    assert (low, high) == pytest.approx(tuple(np.quantile(values, [0.025, 0.975])))

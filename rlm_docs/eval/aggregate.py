@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from rlm_docs.eval.bootstrap import bootstrap_ci, bootstrap_mean_ci
+from rlm_docs.eval.bootstrap import bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
-from rlm_docs.eval.kuiper import kuiper
+from rlm_docs.eval.kuiper import kuiper, kuiper_bootstrap
 from rlm_docs.eval.taxonomy import ERROR_TYPES
 
 Row = Mapping[str, Any]
@@ -38,11 +38,7 @@ def _kuiper_block(rows: Sequence[Row], measure: str, seed: int, n_boot: int) -> 
     effort = np.array([effort_value(r, measure) for r in rows])
     correct = np.array([float(bool(r.get("correct"))) for r in rows])
     result = kuiper(effort, correct, seed=seed)
-
-    def stat(idx: np.ndarray) -> float:
-        return kuiper(effort[idx], correct[idx], permutations=0).normalized
-
-    low, high = bootstrap_ci(stat, len(rows), n_boot=min(n_boot, 300), seed=seed)
+    low, high = kuiper_bootstrap(effort, correct, n_boot=n_boot, seed=seed)
     return {
         "value": result.statistic,
         "normalized": result.normalized,
@@ -61,6 +57,7 @@ def summarize(
     specificity: float = DEFAULT_SPECIFICITY,
     n_boot: int = 1000,
     seed: int = 0,
+    with_kuiper: bool = True,
 ) -> dict[str, Any]:
     """Aggregates of `rows`; Kuiper `low`/`high` bound K/N, the others bound the value itself."""
     n = len(rows)
@@ -76,8 +73,9 @@ def summarize(
     out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)
     out["total_wall_s"] = sum(float(r.get("wall_s") or 0) for r in rows)
-    out["kuiper_steps"] = _kuiper_block(rows, "steps", seed, n_boot)
-    out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
+    if with_kuiper:
+        out["kuiper_steps"] = _kuiper_block(rows, "steps", seed, n_boot)
+        out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
     out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
     out["status"] = {
         s: sum(1 for r in rows if r.get("status") == s) for s in ("ok", "failed", "missing")

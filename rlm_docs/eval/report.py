@@ -162,7 +162,7 @@ _GROUPS = (("hop type", "hop_type"), ("question type", "question_type"), ("domai
 
 
 def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
-    groups = by_group(run.rows, lambda r: str(r.get(key) or ""), n_boot=300)
+    groups = by_group(run.rows, lambda r: str(r.get(key) or ""), n_boot=300, with_kuiper=False)
     return [
         [
             name,
