@@ -18,7 +18,8 @@ Constructor options:
 - `reply(messages) -> str`: the assistant text (default: "ok"). A reply is cut to the request's
   `max_tokens` (cl100k tokens), as a real provider would.
 - `prompt_tokens(messages) -> int`: server-side prompt count (default: tiktoken, 4/message + 3).
-- `cached_tokens(messages) -> int`: reported as `prompt_tokens_details.cached_tokens` (default 0).
+- `cached_tokens(messages) -> int`: reported as `prompt_tokens_details.cached_tokens` (default 0;
+  the Mistral flavor includes the details object only when non-zero).
 - `latency_s`: delay added to every request (benchmarks); `api_key`: when set, requests without
   `Authorization: Bearer <api_key>` get a 401.
 
