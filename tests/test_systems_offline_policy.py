@@ -1,10 +1,13 @@
 import json
 
 from rlm_docs.corpus import Corpus
+from rlm_docs.eval.dataset import load_questions
+from rlm_docs.governor import Governor
 from rlm_docs.models.offline_baselines import baseline_reply, is_baseline
+from rlm_docs.systems import SystemConfig, make_system
 from rlm_docs.systems.prompts import fill
 from rlm_docs.systems.replies import page_block, read_reply
-from tests.fixtures.eval.support import DOCS
+from tests.fixtures.eval.support import DOCS, QUESTIONS
 
 CORPUS = Corpus.from_documents(DOCS)
 QUESTION = "How many people did Globex employ at the end of fiscal 2021?"
@@ -48,3 +51,13 @@ def test_static_rag_policy_answers_from_the_given_pages():
 
 def test_other_requests_are_not_baseline_requests():
     assert not is_baseline([{"role": "user", "content": "Question: x"}])
+
+
+def test_baseline_systems_with_the_offline_model_run_the_policy(tmp_path):
+    q5 = load_questions(QUESTIONS)[4]
+    config = SystemConfig(corpus=CORPUS, model="offline", log_dir=str(tmp_path))
+    agent = make_system("bm25-agent", config).answer(q5, Governor(question_id="q5"))
+    assert (agent.answer, agent.steps, agent.stop_reason) == (["12,500"], 2, "final")
+    assert agent.citations == [{"file": "globex_2021_10k", "page": 3}]
+    rag = make_system("static-rag", config).answer(q5, Governor(question_id="q5"))
+    assert (rag.answer, rag.steps) == (["12,500"], 1)
