@@ -121,3 +121,23 @@ def test_load_names_a_corrupt_table(tmp_path, corpus: Corpus) -> None:
     (path / "pages.parquet").write_bytes(b"not parquet")
     with pytest.raises(CorpusError, match="pages.parquet"):
         Corpus.load(path)
+
+
+def test_offsets_with_multi_digit_page_numbers() -> None:
+    docs = {"long": [f"page {i} text" for i in range(1, 106)], "short": ["x"]}
+    corpus = Corpus.from_documents(docs)
+    text = corpus.render()
+    for n in (2, 9, 10, 11, 99, 100, 105):
+        offset = corpus.page_offset("long", n)
+        assert offset == text.index(f"[PAGE {n}]\n")
+        assert corpus.locate(offset) == ("long", n) and corpus.locate(offset - 1) == ("long", n - 1)
+    assert corpus.locate(text.index("[FILE: short")) == ("short", 1)
+    assert corpus.locate(len(text) - 1) == ("short", 1)
+
+
+def test_empty_corpus() -> None:
+    corpus = Corpus.from_documents({})
+    assert corpus.render() == "" and corpus.total_pages == 0 and corpus.names == []
+    assert corpus.search("anything") == []
+    with pytest.raises(CorpusError, match="outside"):
+        corpus.locate(0)

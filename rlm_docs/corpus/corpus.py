@@ -221,7 +221,9 @@ class Corpus:
         `rlm_docs.corpus.search`), optionally restricted to one `document`."""
         from rlm_docs.corpus.search import Searcher
 
+        only = self._doc(document) if document is not None else None
+        if not self.total_pages:
+            return []
         if self._searcher is None:
             self._searcher = Searcher.open(self)
-        only = self._doc(document) if document is not None else None
         return self._searcher.search(query, k=k, document=only, boost_names=boost_names)

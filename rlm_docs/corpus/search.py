@@ -13,6 +13,11 @@ a query that names a company and a fiscal year ("3M", "FY2018") should prefer pa
 where `name_match` in [0, 1] comes from `rlm_docs.corpus.names` (company 0.6, + year 0.3,
 + document kind 0.1). Scaling by the query's best BM25 score keeps the boost comparable across
 queries; pages with no query term are never boosted in.
+
+Queries are questions, so before tokenizing them two things happen: fiscal-year tokens gain
+the bare year ("FY2018"/"FY18" also search "2018", the form page text uses), and words that
+only instruct the answerer ("assume", "answer", "question", "round", "decimal", ...) are
+dropped (`QUERY_STOPWORDS`); they would otherwise pull in pages of unrelated prose.
 """
 
 import json
@@ -34,7 +39,15 @@ from rlm_docs.errors import CorpusError
 if TYPE_CHECKING:
     from rlm_docs.corpus.corpus import Corpus
 
-NAME_WEIGHT = 1.0
+NAME_WEIGHT = 2.0
+_INSTRUCTION_WORDS = (
+    "answer answers answering question questions following assume analyst analysts please "
+    "provide response respond round rounded decimal places calculate compute using based "
+    "primarily information shown stated outlined plainly judgment judgments abilities best "
+    "help us we you your units"
+)
+QUERY_STOPWORDS = frozenset(_INSTRUCTION_WORDS.split())
+_FISCAL = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b", re.IGNORECASE)
 SNIPPET_CHARS = 200
 _WORD = re.compile(r"[a-z0-9]+")
 _SPACE = re.compile(r"\s+")
@@ -107,6 +120,17 @@ def snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
 
 
+def _with_year(m: re.Match) -> str:
+    year = m.group(1)
+    return f"{m.group(0)} {year if len(year) == 4 else '20' + year}"
+
+
+def query_text(query: str) -> str:
+    """The question as search text: fiscal years expanded, instruction words dropped."""
+    text = _FISCAL.sub(_with_year, query)
+    return " ".join(w for w in _WORD.findall(text.lower()) if w not in QUERY_STOPWORDS)
+
+
 class Searcher:
     """Scores every page of one corpus for a query (exact top-k, no approximation)."""
 
@@ -141,7 +165,7 @@ class Searcher:
     def search(self, query: str, k: int, document: int | None, boost_names: bool) -> list[Hit]:
         if k <= 0:
             return []
-        qids = sorted(set(self.tokenizer.ids(query, grow=False)))
+        qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
         if not qids:
             return []
         scores = np.asarray(self.retriever.get_scores(qids), dtype=np.float64)
