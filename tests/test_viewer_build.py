@@ -318,3 +318,17 @@ def test_real_eval_run_directory(tmp_path):
         assert q["citations"] and all("snippet" in c for c in q["citations"])
     assert "6.73 billion" in by_id["b"]["citations"][0]["snippet"]
     assert data["summary"]["correct"] == sum(r["correct"] for r in results.values())
+
+
+def test_api_keys_in_old_logs_are_masked(tmp_path, monkeypatch):
+    secret = "sk-test-0123456789abcdefghij"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    log = tmp_path / "raw.jsonl"
+    records = [
+        {"type": "metadata", "question": "q?", "root_model": "openai:x"},
+        {"type": "iteration", "iteration": 1, "response": f"my key is {secret}", "code_blocks": []},
+        {"type": "result", "answer": ["a"], "citations": [], "error": f"auth failed for {secret}"},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    page = write_viewer(log, tmp_path / "v.html").read_text()
+    assert secret not in page and "[REDACTED]" in page

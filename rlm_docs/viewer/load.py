@@ -1,6 +1,6 @@
 """Read what the viewer shows: an eval run directory or a single trajectory JSONL file.
 
-Both become one JSON-able dict, `{"title", "source", "kind", "summary", "questions": [...]}`,
+Both become one JSON-able dict (API keys masked, as in the logs themselves), `{"title", "source", "kind", "summary", "questions": [...]}`,
 where each question carries its answer, citations, correctness, effort and (when its log is
 found) the trajectory records. Long strings are clipped so a model that printed a whole filing
 cannot make the page unusably large.
@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.engine.trajectory import redact
 from rlm_docs.errors import DatasetError
 
 MAX_STRING = 40_000
@@ -222,13 +223,15 @@ def load_source(source: str | Path) -> dict[str, Any]:
         raise DatasetError(f"{path}: expected an eval run directory or a trajectory .jsonl file")
     else:
         raise DatasetError(f"{path}: no such run directory or trajectory file")
-    return clip(
-        {
-            "title": path.resolve().name,
-            "source": str(path),
-            "kind": kind,
-            "run": run,
-            "summary": summarize(questions),
-            "questions": questions,
-        }
+    return redact(
+        clip(
+            {
+                "title": path.resolve().name,
+                "source": str(path),
+                "kind": kind,
+                "run": run,
+                "summary": summarize(questions),
+                "questions": questions,
+            }
+        )
     )
