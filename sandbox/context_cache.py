@@ -78,7 +78,10 @@ class ContextLoader:
 
     def __init__(self, store: Path, cache_dir: Path | None, min_chars: int = MIN_CHARS) -> None:
         self.min_chars = min_chars
-        self.path = None if cache_dir is None else cache_dir / f"context-{cache_key(store)}.bin"
+        self.path: Path | None = None
+        if cache_dir is not None:
+            with contextlib.suppress(OSError):  # not a store: Corpus.load will say why
+                self.path = cache_dir / f"context-{cache_key(store)}.bin"
         self._cached: str | None = None
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()

@@ -46,6 +46,7 @@ class Channel:
             "BudgetExceeded": BudgetExceeded,
             "CorpusError": CorpusError,
         }
+        self.on_new_exception: Callable[[str, type], None] = lambda name, cls: None
 
     def send(self, message: dict[str, Any]) -> None:
         protocol.send(self.write_fd, message)
@@ -65,6 +66,7 @@ class Channel:
             return HostError
         cls = type(name, (HostError,), {"__module__": "sandbox"})
         self.exceptions[name] = cls
+        self.on_new_exception(name, cls)
         return cls
 
     def call(self, name: str, args: tuple, kwargs: dict) -> Any:
@@ -132,6 +134,7 @@ class Worker:
             self.scaffold.update(self._load_corpus(init["corpus"], init.get("cache_dir")))
         self.namespace: dict[str, Any] = {"__builtins__": builtins_table, "__name__": "sandbox"}
         self.namespace.update(self.scaffold)
+        channel.on_new_exception = self._bind
 
     @staticmethod
     def _load_corpus(path: str, cache_dir: str | None) -> dict[str, Any]:
@@ -141,7 +144,10 @@ class Worker:
         from rlm_docs.corpus import Corpus
         from sandbox.helpers import facade, make_helpers
 
-        corpus = Corpus.load(path)
+        try:
+            corpus = Corpus.load(path)
+        except OSError as exc:
+            raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
         corpus.search("warm up", k=0)  # opens the memory-mapped index before confinement
         helpers = make_helpers(corpus)
         context = loader.result(corpus.render)
@@ -184,6 +190,11 @@ class Worker:
             sys.stdout, sys.stderr = saved
             self._restore_scaffold()
         return {"op": "done", "stdout": self.output.getvalue(), "error": error}
+
+    def _bind(self, name: str, value: Any) -> None:
+        """Add a sandbox-provided name (e.g. a new host exception class) for this and later cells."""
+        self.scaffold[name] = value
+        self.namespace[name] = value
 
     def _restore_scaffold(self) -> None:
         for name, value in self.scaffold.items():

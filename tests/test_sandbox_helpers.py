@@ -1,0 +1,134 @@
+"""Corpus helpers inside the sandbox (and on the host), and the cached rendered context."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.errors import CorpusError
+from sandbox import Limits, Sandbox
+from sandbox.context_cache import ContextLoader
+from sandbox.helpers import make_helpers
+
+FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
+
+DOCS = {
+    "alpha_report": [
+        "# Overview\nAlpha Corp makes widgets.\n\nRevenue grew 12% in 2023.",
+        "## Risks\nSupply chain risk.\n\n# Outlook\nWe expect growth of 5%.",
+    ],
+    "beta_filing": ["Beta Inc annual filing.\nNet income was $3 million.", "Signatures page."],
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("corpus") / "store")
+
+
+@pytest.fixture(scope="module")
+def sb(store):
+    with Sandbox(limits=Limits(wall_s=10), corpus=store) as box:
+        yield box
+
+
+def test_context_is_the_rendered_corpus(sb, store):
+    expected = Corpus.load(store).render()
+    assert sb.get("context") == expected
+    assert sb.run("context.count('[PAGE ')").stdout == "4\n"
+
+
+def test_helpers_return_plain_data(sb):
+    sb.run("fl = files()\np = page('alpha_report', 2)\nps = pages('beta_filing', 1, 2)")
+    assert sb.get("fl")[0]["name"] == "alpha_report" and sb.get("fl")[0]["pages"] == 2
+    assert sb.get("p").startswith("## Risks")
+    assert sb.get("ps") == DOCS["beta_filing"]
+    sb.run("hits = search('net income', k=1)")
+    assert [(h["file"], h["page"]) for h in sb.get("hits")] == [("beta_filing", 1)]
+    sb.run("g = grep(r'grew \\d+%')")
+    assert sb.get("g") == [
+        {"file": "alpha_report", "page": 1, "line": 4, "text": "Revenue grew 12% in 2023."}
+    ]
+    sb.run("where = locate(context.index('Signatures'))")
+    assert sb.get("where") == {"file": "beta_filing", "page": 2}
+
+
+def test_sections_helpers(sb):
+    sb.run("t = toc('alpha_report')\nsec = read_section('alpha_report', 'Outlook')")
+    assert [e["title"] for e in sb.get("t")] == ["Overview", "Risks", "Outlook"]
+    assert sb.get("sec")[-1] == {
+        "paragraph": 0,
+        "text": "# Outlook\nWe expect growth of 5%.",
+        "page": 2,
+    }
+
+
+def test_corpus_facade_exposes_only_helpers(sb):
+    assert sb.run("corpus.page('beta_filing', 2)").stdout == "'Signatures page.'\n"
+    names = "['files', 'grep', 'locate', 'page', 'pages', 'read_section', 'search', 'toc']\n"
+    assert sb.run("sorted(dir(corpus))").stdout == names
+    assert "not allowed" in sb.run("getattr(corpus.page, '__closure__')").error
+
+
+def test_helper_errors_name_the_problem(sb):
+    error = sb.run("page('alpha', 1)").error
+    assert error.splitlines()[-1].startswith("CorpusError: unknown document 'alpha'")
+    assert "alpha_report" in error
+    assert "CorpusError" in sb.run("page('beta_filing', 9)").error
+    assert sb.run(
+        "try:\n    page('nope', 1)\nexcept CorpusError:\n    print('handled')"
+    ).stdout == ("handled\n")
+    assert "invalid pattern" in sb.run("grep('(')").error
+    assert "page number must be an int" in sb.run("page('beta_filing', '1')").error
+
+
+def test_host_side_helpers_match(store):
+    helpers = make_helpers(Corpus.load(store))
+    assert helpers["page"]("beta_filing", 1) == DOCS["beta_filing"][0]
+    assert helpers["grep"]("widgets")[0]["page"] == 1
+    with pytest.raises(CorpusError, match="unknown document"):
+        helpers["toc"]("gamma")
+
+
+@pytest.mark.parametrize(
+    "text", ["plain ascii", "latin-1 café", "bullets • and ﬁ ligatures", "astral 𝔘 char"]
+)
+def test_context_cache_round_trip(tmp_path, store, text):
+    cache = tmp_path / "cache"
+    renders: list[int] = []
+
+    def render() -> str:
+        renders.append(1)
+        return text * 3
+
+    assert ContextLoader(store, cache, min_chars=0).result(render) == text * 3
+    assert len(list(cache.glob("context-*.bin"))) == 1
+    assert ContextLoader(store, cache, min_chars=0).result(render) == text * 3
+    assert renders == [1]
+
+
+def test_context_cache_follows_store_rewrites(tmp_path):
+    store = Corpus.from_documents({"d": ["one"]}).save(tmp_path / "s")
+    cache = tmp_path / "cache"
+    assert ContextLoader(store, cache, min_chars=0).result(lambda: "first") == "first"
+    shutil.rmtree(store)
+    Corpus.from_documents({"d": ["two"]}).save(tmp_path / "s")
+    assert ContextLoader(store, cache, min_chars=0).result(lambda: "second") == "second"
+
+
+@pytest.mark.financebench
+@pytest.mark.skipif(not FINANCEBENCH.is_dir(), reason="FinanceBench data not present")
+def test_financebench_filings_in_the_sandbox(tmp_path):
+    from rlm_docs.ingest.pipeline import ingest
+
+    names = ["3M_2018_10K", "AMCOR_2023_10K"]
+    sources = [FINANCEBENCH / "text" / f"{name}.txt" for name in names]
+    ingest(sources, tmp_path / "store")
+    with Sandbox(limits=Limits(wall_s=20), corpus=tmp_path / "store") as box:
+        box.run("hits = search('3M capital expenditures 2018', k=3)")
+        assert box.get("hits")[0]["file"] == "3M_2018_10K"
+        box.run("g = grep('(?i)net sales', doc='3M_2018_10K', max_hits=3)")
+        hits = box.get("g")
+        assert hits and all(h["file"] == "3M_2018_10K" for h in hits)
+        assert box.run("sum(f['pages'] for f in files())").stdout.strip().isdigit()
