@@ -109,3 +109,27 @@ def test_stored_index_matches_in_memory(corpus: Corpus, tmp_path: Path) -> None:
     loaded = Corpus.load(corpus.save(tmp_path / "store"))
     for query in ("capital expenditures 2018", "ACME FY2017 net sales", "dividends"):
         assert loaded.search(query, k=5) == corpus.search(query, k=5)
+
+
+def test_query_text_expands_fiscal_years_and_drops_instructions() -> None:
+    from rlm_docs.corpus.search import query_text
+
+    text = query_text(
+        "Assume you are an analyst. What is 3M's FY18 capex? Round to one decimal. FY 2019"
+    )
+    assert text.split() == [
+        "are",
+        "an",
+        "what",
+        "is",
+        "3m",
+        "s",
+        "fy18",
+        "2018",
+        "capex",
+        "to",
+        "one",
+        "fy",
+        "2019",
+        "2019",
+    ]
