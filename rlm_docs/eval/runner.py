@@ -28,6 +28,7 @@ from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
 from rlm_docs.eval.scoring import score_prediction
 from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
+from rlm_docs.models.prices import sum_usd
 from rlm_docs.systems import SystemConfig, make_system
 
 
@@ -126,7 +127,7 @@ def _task(
             "question_type": q.question_type,
             "domain": q.domain,
             "total_tokens": prediction.input_tokens + prediction.output_tokens,
-            "judge_cost_usd": sum(c["cost_usd"] for c in judge_calls),
+            "judge_cost_usd": sum_usd([c["cost_usd"] for c in judge_calls]),
             "judge_calls": len(judge_calls),
             "ledger": calls,
         }
