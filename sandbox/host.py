@@ -172,6 +172,7 @@ class Sandbox:
                 raise CorpusError(str(reply.get("message")))
             raise SandboxError(f"sandbox worker failed to start: {reply.get('message')}")
         self._security = dict(reply.get("security") or {})
+        self.start_phases: dict[str, float] = dict(reply.get("phases") or {})
 
     def _startup_failure(self) -> str:
         self._proc.wait()

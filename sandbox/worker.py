@@ -8,6 +8,7 @@ everything it will ever need and loads the corpus (memory-mapped) first, then co
 import builtins
 import keyword
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -115,11 +116,25 @@ class _Printer:
         return "".join(self.collected)
 
 
+class Phases(dict):
+    """Seconds spent in each start-up phase (reported to the host for benchmarks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self[name] = round(now - self._last, 4)
+        self._last = now
+
+
 class Worker:
     """The namespace and the request loop."""
 
-    def __init__(self, channel: Channel, init: dict[str, Any]) -> None:
+    def __init__(self, channel: Channel, init: dict[str, Any], phases: "Phases") -> None:
         self.channel = channel
+        self.phases = phases
         self.output_limit = int(init["limits"]["max_output_chars"])
         self.cpu_s = int(init["limits"]["cpu_s"])
         self.modules = load_modules()
@@ -136,21 +151,23 @@ class Worker:
         self.namespace.update(self.scaffold)
         channel.on_new_exception = self._bind
 
-    @staticmethod
-    def _load_corpus(path: str, cache_dir: str | None) -> dict[str, Any]:
+    def _load_corpus(self, path: str, cache_dir: str | None) -> dict[str, Any]:
         from sandbox.context_cache import ContextLoader
 
         loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
         from rlm_docs.corpus import Corpus
         from sandbox.helpers import facade, make_helpers
 
+        self.phases.mark("corpus_imports")
         try:
             corpus = Corpus.load(path)
         except OSError as exc:
             raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
         corpus.search("warm up", k=0)  # opens the memory-mapped index before confinement
         helpers = make_helpers(corpus)
+        self.phases.mark("corpus_load")
         context = loader.result(corpus.render)
+        self.phases.mark("context")
         return {"context": context, "corpus": facade(helpers), **helpers}
 
     def _import(
@@ -248,9 +265,11 @@ class Worker:
 
 def main(argv: list[str]) -> int:
     channel = Channel(int(argv[1]), int(argv[2]))
+    phases = Phases()
     try:
         init = channel.receive()
-        worker = Worker(channel, init)
+        phases.mark("init")
+        worker = Worker(channel, init, phases)
         limits = init["limits"]
         security = confine.confine(
             init["workdir"],
@@ -259,6 +278,7 @@ def main(argv: list[str]) -> int:
             file_mb=int(limits["max_file_mb"]),
             processes=int(limits["max_processes"]),
         )
+        phases.mark("confine")
     except CorpusError as exc:
         channel.send({"op": "fatal", "type": "CorpusError", "message": str(exc)})
         return 1
@@ -267,7 +287,7 @@ def main(argv: list[str]) -> int:
             {"op": "fatal", "type": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}
         )
         return 1
-    channel.send({"op": "ready", "security": security})
+    channel.send({"op": "ready", "security": security, "phases": phases})
     try:
         worker.serve()
     except protocol.ProtocolError:  # the host closed the pipe: exit quietly

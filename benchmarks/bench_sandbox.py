@@ -1,0 +1,137 @@
+"""Sandbox benchmark: cell round trips, host RPC, worker start and memory.
+
+Measured in one run and printed with ratios:
+1. Trivial cell (`x = 1`) round trip p50/p95 through the sandbox, against in-process `exec` of
+   the same source (compile + run) and IPython's `InteractiveShell.run_cell` (target: sandbox
+   p50 <= 1 ms).
+2. A cell making one host RPC (`echo(1)`), p50/p95.
+3. Worker start (until the first cell can run) without a corpus, and with the FinanceBench
+   store (~50k pages): first start after the rendered-context cache is cleared ("cold") and
+   later starts ("warm"; target <= 2 s).
+4. Worker resident memory (VmRSS) idle, without and with the corpus.
+
+Run: `/work/venv/bin/python benchmarks/bench_sandbox.py [--store DIR] [--cells N]`. Without
+`--store`, the FinanceBench text files are ingested once into `$RLM_DOCS_HOME/bench/fb-store`
+(about a minute; later runs reuse it). The corpus part is skipped when the data set is absent.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rlm_docs.resources import home_dir  # noqa: E402
+from sandbox import Limits, Sandbox  # noqa: E402
+from sandbox.context_cache import cache_key  # noqa: E402
+
+FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
+CELL = "x = 1"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
+
+
+def timed_runs(fn: Callable[[], object], n: int) -> list[float]:
+    for _ in range(min(50, n)):
+        fn()
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def start_time(**kwargs: object) -> tuple[float, float]:
+    """Seconds until a first cell has run, and the idle worker's RSS in MB."""
+    start = time.perf_counter()
+    with Sandbox(**kwargs) as sb:
+        sb.run("1")
+        elapsed = time.perf_counter() - start
+        print(f"    start {elapsed:.3f} s, worker phases {sb.start_phases}")
+        return elapsed, rss_mb(sb.pid)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.3f} ms"
+
+
+def bench_cells(n: int) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    namespace: dict = {}
+    exec_p50, exec_p95 = percentiles(timed_runs(lambda: exec(CELL, namespace), n))
+    shell = InteractiveShell.instance()
+    ipy_p50, ipy_p95 = percentiles(timed_runs(lambda: shell.run_cell(CELL, store_history=False), n))
+    with Sandbox(limits=Limits(wall_s=30), functions={"echo": lambda v: v}) as sb:
+        sb_p50, sb_p95 = percentiles(timed_runs(lambda: sb.run(CELL), n))
+        rpc_p50, rpc_p95 = percentiles(timed_runs(lambda: sb.run("echo(1)"), n))
+    print(f"trivial cell, {n} runs            p50        p95")
+    print(f"  in-process exec            {ms(exec_p50)}  {ms(exec_p95)}")
+    print(f"  IPython run_cell           {ms(ipy_p50)}  {ms(ipy_p95)}")
+    print(f"  sandbox run                {ms(sb_p50)}  {ms(sb_p95)}   (target p50 <= 1 ms)")
+    print(f"  ratio sandbox / exec       {sb_p50 / exec_p50:8.1f} x")
+    print(f"  ratio sandbox / IPython    {sb_p50 / ipy_p50:8.2f} x")
+    print(f"cell with one host RPC       {ms(rpc_p50)}  {ms(rpc_p95)}")
+    print(f"  RPC cost over trivial cell {ms(rpc_p50 - sb_p50)}")
+
+
+def financebench_store(path: Path | None) -> Path | None:
+    if path is not None:
+        return path
+    if not (FINANCEBENCH / "text").is_dir():
+        return None
+    from rlm_docs.ingest.pipeline import ingest
+
+    store = home_dir() / "bench" / "fb-store"
+    started = time.perf_counter()
+    report = ingest([FINANCEBENCH / "text"], store)
+    print(f"FinanceBench store {store}: {report.pages} pages ({time.perf_counter() - started:.1f} s)")
+    return store
+
+
+def bench_starts(store: Path | None, warm_runs: int) -> None:
+    times, rss = zip(*(start_time(limits=Limits()) for _ in range(5)), strict=True)
+    print(f"worker start, no corpus      {statistics.median(times):8.3f} s   RSS {statistics.median(rss):7.0f} MB")
+    if store is None:
+        print("corpus start skipped: FinanceBench data not found (pass --store)")
+        return
+    cached = home_dir() / "sandbox" / f"context-{cache_key(store)}.bin"
+    cached.unlink(missing_ok=True)
+    cold, cold_rss = start_time(limits=Limits(), corpus=store)
+    warm = [start_time(limits=Limits(), corpus=store) for _ in range(warm_runs)]
+    warm_s = statistics.median(t for t, _ in warm)
+    print(f"worker start, corpus (cold)  {cold:8.3f} s   RSS {cold_rss:7.0f} MB  (renders, fills cache)")
+    print(
+        f"worker start, corpus (warm)  {warm_s:8.3f} s   RSS {statistics.median(r for _, r in warm):7.0f} MB"
+        "  (target <= 2 s)"
+    )
+    print(f"  ratio warm / no corpus     {warm_s / statistics.median(times):8.1f} x")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, help="corpus store to start workers with")
+    parser.add_argument("--cells", type=int, default=2000, help="cells per round-trip measurement")
+    parser.add_argument("--starts", type=int, default=3, help="warm corpus starts to time")
+    args = parser.parse_args()
+    bench_cells(args.cells)
+    bench_starts(financebench_store(args.store), args.starts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
