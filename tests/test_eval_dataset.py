@@ -55,3 +55,15 @@ def test_duplicate_ids_and_bad_json(tmp_path):
         load_questions(path)
     with pytest.raises(DatasetError, match="not found"):
         load_questions(tmp_path / "absent.jsonl")
+
+
+FINANCEBENCH = QUESTIONS.resolve().parents[3].parent / "shared" / "datasets" / "financebench"
+
+
+@pytest.mark.financebench
+@pytest.mark.skipif(not FINANCEBENCH.is_dir(), reason="FinanceBench data set not present")
+def test_financebench_dev_questions_load():
+    qs = load_questions(FINANCEBENCH / "questions.dev.jsonl")
+    assert len(qs) == 67 and len({q.id for q in qs}) == 67
+    assert sum(q.hop_type != "single" for q in qs) == 17
+    assert all(isinstance(e["page"], int) for q in qs for e in q.evidence)

@@ -176,3 +176,37 @@ def test_sigkilled_run_resumes_without_losing_or_duplicating(env, store, tmp_pat
     ids = _ids(out)
     assert sorted(ids) == [f"m{i:02d}" for i in range(24)]
     assert len(ids) == len(set(ids))
+
+
+class _InterruptAfter:
+    """An executor that runs questions one by one and is 'Ctrl-C'ed after `n` results."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def map_unordered(self, fn, items):
+        for i, item in enumerate(items):
+            if i == self.n:
+                raise KeyboardInterrupt
+            yield fn(item)
+
+
+def test_interrupted_run_keeps_finished_questions_and_resumes(env, store, server):
+    from rlm_docs.eval.runner import EvalSettings, run_eval
+
+    settings = EvalSettings(
+        dataset=QUESTIONS,
+        corpus=store,
+        system="bm25-agent",
+        model=f"openai:fake@{server.base_url}",
+        out=env / "run",
+        progress=False,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(settings, executor=_InterruptAfter(2))
+    assert len(_ids(env / "run")) == 2
+    assert not (env / "run" / "predictions.parquet").exists()
+    settings.resume = True
+    summary = run_eval(settings)
+    assert summary["ran_now"] == 4 and summary["n"] == 6
+    assert sorted(_ids(env / "run")) == ["q1", "q2", "q3", "q4", "q5", "q6"]
