@@ -144,6 +144,8 @@ def test_bad_dataset_is_a_clear_error(env, store, server, capsys):
     assert code == 2
     assert f"{bad}:2: field 'answer_variants'" in capsys.readouterr().err
     assert not (env / "o").exists()
+    code = _eval(store, server, env / "o", "--system", "static-rag", "--judge", "offline")
+    assert code == 2 and "cannot judge" in capsys.readouterr().err
 
 
 def test_sigkilled_run_resumes_without_losing_or_duplicating(env, store, tmp_path):

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rlm_docs import __version__
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.prediction import Prediction
+from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
 from rlm_docs.eval.dataset import Question, dataset_hash, load_questions
@@ -27,7 +28,7 @@ from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
 from rlm_docs.eval.scoring import score_prediction
 from rlm_docs.governor import Budget, Governor, Ledger
-from rlm_docs.models import make_client
+from rlm_docs.models import make_client, parse_spec
 from rlm_docs.models.prices import sum_usd
 from rlm_docs.systems import SystemConfig, make_system
 
@@ -145,6 +146,11 @@ def _stats(records: dict[str, dict[str, Any]]) -> str:
 
 def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation; returns the run summary (see `aggregate.summarize`)."""
+    if settings.judge and parse_spec(settings.judge).backend == "offline":
+        raise ConfigError(
+            "--judge offline: the offline model cannot judge answers; give a real model "
+            "or omit --judge (accuracy is then the ANLS* >= 0.5 stage)"
+        )
     questions = load_questions(settings.dataset, settings.limit)
     corpus = Corpus.load(settings.corpus)
     run = RunDir(settings.out)
