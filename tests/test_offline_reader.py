@@ -25,7 +25,16 @@ def test_reader_without_match_says_so():
 
 def test_terms_and_years_drop_boilerplate():
     q = "Assume you are an analyst. What is the FY2018 capex for 3M? Answer in USD millions."
-    assert terms(q) == ["2018", "capex", "3m"]
+    assert terms(q)[:3] == ["2018", "capex", "3m"]
+    # Abbreviations are expanded into the words filings use.
+    assert terms(q)[3:] == [
+        "capital",
+        "expenditures",
+        "purchases",
+        "property",
+        "plant",
+        "equipment",
+    ]
     assert years(q) == ["2018"]
 
 

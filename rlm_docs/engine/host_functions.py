@@ -22,13 +22,9 @@ Spawn = Callable[[str, str | None], tuple[str, list[dict[str, Any]]]]
 
 
 def _ledger_entry(gov: Governor, completion: Completion) -> dict[str, Any] | None:
-    """The ledger entry of `completion` (matched on latency and usage, newest first)."""
-    for entry in reversed(gov.ledger.entries[-200:]):
-        if (
-            entry.latency_s == completion.latency_s
-            and entry.input_tokens == completion.usage.input_tokens
-            and entry.output_tokens == completion.usage.output_tokens
-        ):
+    """The ledger entry of `completion` (found by the call id the governor stamped on it)."""
+    for entry in reversed(gov.ledger.entries):
+        if entry.call_id == completion.call_id:
             return entry.to_dict()
     return None
 

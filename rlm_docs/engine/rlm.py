@@ -89,6 +89,8 @@ class RLM:
             raise ConfigError("question must be a non-empty string")
         t0 = time.perf_counter()
         gov = Governor(self.budget, ledger=self.ledger, question_id=question_id or "")
+        gov.check_client(self.settings.client)
+        gov.check_client(self.settings.sub_client)
         run = Run(
             self.settings,
             gov,

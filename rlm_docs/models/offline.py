@@ -184,7 +184,29 @@ _QUANT = re.compile(
     r"assets|liabilit|eps|earnings|sales|dividend|debt|price|billion|million)",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"\(?\$?\s?-?\d[\d,]*(?:\.\d+)?\s?(?:%|percent|billion|million|thousand)?\)?")
+_NUMBER = re.compile(
+    r"(?<![\w.])\(?\$?\s?-?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent|billion|million|thousand))?\)?"
+    r"(?![\w])"
+)
+# Finance abbreviations a reader must expand to find the line items that spell them out.
+EXPANSIONS = {
+    "ppne": "property plant equipment net",
+    "pp&e": "property plant equipment",
+    "capex": "capital expenditures purchases property plant equipment",
+    "eps": "earnings per share",
+    "cogs": "cost of goods sold",
+    "sg&a": "selling general administrative",
+    "d&a": "depreciation amortization",
+    "ebitda": "operating income depreciation amortization",
+    "opex": "operating expenses",
+    "fcf": "free cash flow operating activities capital expenditures",
+    "roa": "return on assets net income total assets",
+    "dpo": "days payable accounts payable cost of goods sold",
+    "dso": "days sales outstanding accounts receivable revenue",
+    "margin": "margin revenue",
+    "liquidity": "current assets current liabilities",
+    "leverage": "debt equity",
+}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"])")
 
 
@@ -199,6 +221,9 @@ def terms(text: str) -> list[str]:
         is_year = re.fullmatch(r"(?:19|20)\d{2}", word) is not None
         if len(word) > 1 and word not in _STOP and (is_year or re.search(r"[a-z]", word)):
             seen.setdefault(word, None)
+    for word in list(seen):
+        for extra in EXPANSIONS.get(word, "").split():
+            seen.setdefault(extra, None)
     return list(seen)
 
 
@@ -273,11 +298,15 @@ def score_reading(text, rank):
 def pick_value(text):
     first = text.splitlines()[0]
     if quantitative:
+        found = []
         for m in re.finditer(NUMBER, first):
             value = m.group(0).strip()
             digits = re.sub(r"[^0-9]", "", value)
             if digits and not (len(digits) == 4 and digits in years):
-                return value
+                found.append(value)
+        rich = [v for v in found if re.search(r"[$%,.]|illion", v)]
+        if rich or found:
+            return (rich or found)[0]
     return first.strip()
 """
 
@@ -301,9 +330,9 @@ def add(hits, weight):
         key = (h["file"], h["page"])
         pool[key] = pool.get(key, 0.0) + weight / (1 + rank)
 for q in queries:
-    add(search(q, k=8), 1.0)
+    add(search(q, k=8), 0.5 if likely else 1.0)
     for d in likely:
-        add(search(q, k=4, doc=d), 1.5)
+        add(search(q, k=4, doc=d), 0.5 * name_score(d))
 best_pages = sorted(pool, key=lambda k: -pool[k])[:READ_PAGES]
 print("candidate pages:", best_pages)
 
