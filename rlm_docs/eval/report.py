@@ -46,7 +46,10 @@ def _ci(block: dict[str, float], fmt: str = "pct") -> str:
 def _kuiper(block: dict[str, Any]) -> str:
     if math.isnan(block["value"]):
         return "n/a"
-    return f"{block['normalized']:.3f} (K={block['value']:.2f}, p={block['p_value']:.3f})"
+    return (
+        f"{block['normalized']:.3f} [{block['low']:.3f}, {block['high']:.3f}] "
+        f"(K={block['value']:.2f}, p={block['p_value']:.3f})"
+    )
 
 
 def _subset_acc(run: RunReport, hop: str) -> str:
@@ -224,7 +227,7 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
         "gold page), C = comprehension (gold page cited, wrong answer), Ref = refusal/no answer.",
         "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
         "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
-        "lower is better calibrated.",
+        "lower is better calibrated; [95% bootstrap CI of K/N].",
         "- Missing or failed predictions count as wrong with zero effort.",
     ]
     md = ["# rlm-docs evaluation report", ""]
