@@ -31,7 +31,6 @@ def test_notebook_is_committed_without_outputs(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
-    pytest.importorskip("rlm_docs.corpus.demo", reason="demo corpus module not landed yet")
     monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv("RLM_DOCS_NOTEBOOK_FULL", raising=False)
@@ -55,5 +54,5 @@ def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
         for figure in ("calibration", "accuracy_vs_cost", "accuracy_vs_steps"):
             assert (work / "figures" / f"{figure}.png").stat().st_size > 5_000
         runs = sorted(p.name for p in (work / "runs").iterdir())
-        assert runs == ["bm25-agent-2steps", "bm25-agent-8steps", "rlm-2steps", "rlm-8steps"]
+        assert runs == ["bm25-agent-1steps", "bm25-agent-8steps", "rlm-1steps", "rlm-8steps"]
         assert "image/png" in str([o for c in nb.cells for o in c.get("outputs", [])])
