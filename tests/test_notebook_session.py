@@ -87,6 +87,12 @@ def test_close_restarts_with_a_fresh_worker(store):
     s.close()
 
 
+def test_relative_store_path(store, monkeypatch):
+    monkeypatch.chdir(store.parent)
+    with Session(store.name) as s:
+        assert "Net sales" in s.run("print(page('3M_2018_10K', 3))").stdout
+
+
 def test_bad_corpus_path_names_it(tmp_path):
     with pytest.raises(CorpusError, match="nowhere"):
         Session(tmp_path / "nowhere")

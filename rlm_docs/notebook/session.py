@@ -66,7 +66,10 @@ class Session:
         self.last_trajectory: Any = None
         self._stack: ExitStack | None = None
         self._sandbox: Any = None
-        self._store: Path | None = self.corpus.path if self.corpus is not None else None
+        # absolute: the worker does not share this process's working directory
+        self._store: Path | None = (
+            self.corpus.path.resolve() if self.corpus is not None and self.corpus.path else None
+        )
         self._tmp: tempfile.TemporaryDirectory | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
