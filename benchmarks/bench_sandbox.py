@@ -5,10 +5,12 @@ Measured in one run and printed with ratios:
    the same source (compile + run) and IPython's `InteractiveShell.run_cell` (target: sandbox
    p50 <= 1 ms).
 2. A cell making one host RPC (`echo(1)`), p50/p95.
-3. Worker start (until the first cell can run) without a corpus, and with the FinanceBench
-   store (~50k pages): first start after the rendered-context cache is cleared ("cold") and
-   later starts ("warm"; target <= 2 s).
-4. Worker resident memory (VmRSS) idle, without and with the corpus.
+3. Worker start (until a first cell has run) without a corpus and with the FinanceBench store
+   (~50k pages): with nothing cached (renders the context, fills the cache); in a fresh zygote
+   (what a new process pays: imports, Parquet load, cached context; target <= 2 s); and with
+   the corpus's zygote already running (every later start and every restart: a fork).
+4. Worker memory: RSS (includes pages shared copy-on-write with the zygote) and private memory
+   (what each additional worker really costs).
 
 Run: `/work/venv/bin/python benchmarks/bench_sandbox.py [--store DIR] [--cells N]`. Without
 `--store`, the FinanceBench text files are ingested once into `$RLM_DOCS_HOME/bench/fb-store`
@@ -25,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rlm_docs.resources import home_dir  # noqa: E402
-from sandbox import Limits, Sandbox  # noqa: E402
+from sandbox import Limits, Sandbox, zygotes  # noqa: E402
 from sandbox.context_cache import cache_key  # noqa: E402
 
 FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
@@ -48,6 +50,13 @@ def timed_runs(fn: Callable[[], object], n: int) -> list[float]:
     return out
 
 
+def private_mb(pid: int) -> float:
+    """Memory only this worker holds (USS: private pages, not shared with its zygote)."""
+    fields = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    kb = sum(int(line.split()[1]) for line in fields if line.startswith("Private_"))
+    return kb / 1024
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -55,14 +64,21 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_time(**kwargs: object) -> tuple[float, float]:
-    """Seconds until a first cell has run, and the idle worker's RSS in MB."""
+def start_time(**kwargs: object) -> tuple[float, float, float]:
+    """Seconds until a first cell has run; the idle worker's RSS and private memory in MB."""
     start = time.perf_counter()
     with Sandbox(**kwargs) as sb:
         sb.run("1")
         elapsed = time.perf_counter() - start
-        print(f"    start {elapsed:.3f} s, worker phases {sb.start_phases}")
-        return elapsed, rss_mb(sb.pid)
+        return elapsed, rss_mb(sb.pid), private_mb(sb.pid)
+
+
+def show(label: str, runs: list[tuple[float, float, float]], note: str = "") -> float:
+    seconds = statistics.median(r[0] for r in runs)
+    rss = statistics.median(r[1] for r in runs)
+    uss = statistics.median(r[2] for r in runs)
+    print(f"{label:<34}{seconds:8.3f} s   RSS {rss:6.0f} MB, private {uss:5.0f} MB  {note}")
+    return seconds
 
 
 def ms(seconds: float) -> str:
@@ -99,27 +115,32 @@ def financebench_store(path: Path | None) -> Path | None:
     store = home_dir() / "bench" / "fb-store"
     started = time.perf_counter()
     report = ingest([FINANCEBENCH / "text"], store)
-    print(f"FinanceBench store {store}: {report.pages} pages ({time.perf_counter() - started:.1f} s)")
+    print(
+        f"FinanceBench store {store}: {report.pages} pages ({time.perf_counter() - started:.1f} s)"
+    )
     return store
 
 
 def bench_starts(store: Path | None, warm_runs: int) -> None:
-    times, rss = zip(*(start_time(limits=Limits()) for _ in range(5)), strict=True)
-    print(f"worker start, no corpus      {statistics.median(times):8.3f} s   RSS {statistics.median(rss):7.0f} MB")
+    zygotes.shutdown_idle()
+    first = show("worker start, no corpus (first)", [start_time()], "(starts the zygote)")
+    show("worker start, no corpus (next)", [start_time() for _ in range(5)], "(fork)")
     if store is None:
         print("corpus start skipped: FinanceBench data not found (pass --store)")
         return
-    cached = home_dir() / "sandbox" / f"context-{cache_key(store)}.bin"
-    cached.unlink(missing_ok=True)
-    cold, cold_rss = start_time(limits=Limits(), corpus=store)
-    warm = [start_time(limits=Limits(), corpus=store) for _ in range(warm_runs)]
-    warm_s = statistics.median(t for t, _ in warm)
-    print(f"worker start, corpus (cold)  {cold:8.3f} s   RSS {cold_rss:7.0f} MB  (renders, fills cache)")
-    print(
-        f"worker start, corpus (warm)  {warm_s:8.3f} s   RSS {statistics.median(r for _, r in warm):7.0f} MB"
-        "  (target <= 2 s)"
-    )
-    print(f"  ratio warm / no corpus     {warm_s / statistics.median(times):8.1f} x")
+    (home_dir() / "sandbox" / f"context-{cache_key(store)}.bin").unlink(missing_ok=True)
+    zygotes.shutdown_idle()
+    show("corpus start, nothing cached", [start_time(corpus=store)], "(renders, fills cache)")
+    cold = []
+    for _ in range(warm_runs):
+        zygotes.shutdown_idle()
+        cold.append(start_time(corpus=store))
+    cold_s = show("corpus start, new zygote", cold, "(target <= 2 s)")
+    warm_s = show("corpus start, zygote running", [start_time(corpus=store) for _ in range(5)])
+    print(f"  ratio new zygote / no corpus   {cold_s / first:8.1f} x")
+    print(f"  ratio running / no corpus      {warm_s / first:8.1f} x")
+    with Sandbox(corpus=store) as sb:
+        print(f"  zygote phases (s): {sb.start_phases}")
 
 
 def main() -> int:

@@ -1,9 +1,10 @@
 """`Sandbox`: the host side of the isolated, persistent Python REPL worker.
 
-The worker is a separate process (`sandbox.worker`) confined by RestrictedPython and by the OS
-(`sandbox.confine`). The host sends cells over a framed pipe, answers the worker's calls to
-host `functions` (this is how `llm_query` reaches the models, so API keys stay in the host),
-enforces the wall-clock limit per cell and restarts the worker when it dies or runs over.
+The worker is a separate process (forked by a per-corpus zygote, see `sandbox.zygote`) confined
+by RestrictedPython and by the OS (`sandbox.confine`). The host sends cells over a framed pipe,
+answers the worker's calls to host `functions` (this is how `llm_query` reaches the models, so
+API keys stay in the host), enforces the wall-clock limit per cell and restarts the worker when
+it dies or runs over.
 """
 
 import contextlib
@@ -11,8 +12,6 @@ import keyword
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 import weakref
@@ -21,18 +20,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import CorpusError, RlmDocsError
+from rlm_docs.errors import CorpusError
 from rlm_docs.resources import home_dir
-from sandbox import protocol
+from sandbox import protocol, zygotes
 from sandbox.confine import NOBODY
 from sandbox.limits import CellResult, Limits
+from sandbox.zygotes import SandboxError, Zygote
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 _LOST = "the worker was restarted and all variables were lost"
-
-
-class SandboxError(RlmDocsError):
-    """The sandbox worker could not start or stopped answering."""
 
 
 class _WorkerGone(Exception):
@@ -41,24 +36,6 @@ class _WorkerGone(Exception):
 
 class _TimedOut(Exception):
     """The worker did not answer within the wall-clock limit."""
-
-
-def _worker_env(workdir: str) -> dict[str, str]:
-    """A minimal environment: nothing from the host (no API keys), single-threaded math libs."""
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONPATH": _PACKAGE_ROOT,
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONIOENCODING": "utf-8",
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "NUMBA_NUM_THREADS": "1",
-    }
 
 
 def _death_reason(returncode: int | None, limits: Limits) -> str:
@@ -75,15 +52,19 @@ def _death_reason(returncode: int | None, limits: Limits) -> str:
     return f"exited with code {returncode}"
 
 
-def _kill(proc: subprocess.Popen, workdir: str, fds: list[int]) -> None:
-    """Stop a worker and everything it left behind (also used as a finalizer)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+def _stop_worker(zygote: Zygote, pid: int, workdir: str, fds: list[int]) -> int | None:
+    """Kill a worker, reap it through its zygote (its exit code, if known), free its pipes
+    and directory. Also the finalizer of a sandbox that was never closed."""
+    code = None
+    with contextlib.suppress(OSError, ValueError):
+        if zygote.alive():
+            code = zygote.reap(pid)
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)
     shutil.rmtree(workdir, ignore_errors=True)
+    zygotes.release(zygote)
+    return code
 
 
 class Sandbox:
@@ -124,67 +105,53 @@ class Sandbox:
     # -- process lifecycle ------------------------------------------------------------------
 
     def _start(self) -> None:
+        zygote = zygotes.acquire(
+            None if self.corpus is None else str(self.corpus.resolve()),
+            str(home_dir() / "sandbox"),
+            self.limits.start_timeout_s,
+        )
         workdir = tempfile.mkdtemp(prefix="rlm-sandbox-")
         if os.geteuid() == 0:
             os.chown(workdir, NOBODY, NOBODY)
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
-        log_fd, log_path = tempfile.mkstemp(prefix="rlm-sandbox-log-")
-        os.unlink(log_path)  # the worker's stderr, kept only for start-up failure messages
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "sandbox.worker", str(to_worker_r), str(from_worker_w)],
-            pass_fds=(to_worker_r, from_worker_w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log_fd,
-            env=_worker_env(workdir),
-            cwd=workdir,
-            start_new_session=True,
-        )
+        request = {
+            "functions": sorted(self.functions),
+            "limits": asdict(self.limits),
+            "workdir": workdir,
+        }
+        try:
+            pid = zygote.spawn(request, [to_worker_r, from_worker_w])
+        except (OSError, ValueError) as exc:
+            for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w):
+                os.close(fd)
+            shutil.rmtree(workdir, ignore_errors=True)
+            zygotes.release(zygote)
+            raise SandboxError(f"sandbox worker could not be started: {exc}") from None
         os.close(to_worker_r)
         os.close(from_worker_w)
+        self._pid, self._workdir = pid, workdir
         self._write_fd = to_worker_w
         self._reader = protocol.FrameReader(from_worker_r)
-        self._log_fd = log_fd
-        self._workdir = workdir
         self._finalizer = weakref.finalize(
-            self, _kill, self._proc, workdir, [to_worker_w, from_worker_r, log_fd]
-        )
-        self._send(
-            {
-                "op": "init",
-                "corpus": None if self.corpus is None else str(self.corpus.resolve()),
-                "functions": sorted(self.functions),
-                "limits": asdict(self.limits),
-                "workdir": workdir,
-                "cache_dir": str(home_dir() / "sandbox"),
-            }
+            self, _stop_worker, zygote, pid, workdir, [to_worker_w, from_worker_r]
         )
         try:
             reply = self._reader.read(time.monotonic() + self.limits.start_timeout_s)
         except protocol.ProtocolError:
-            reply = {"op": "fatal", "message": self._startup_failure()}
+            reply = {"op": "fatal", "message": "the worker exited during start-up"}
         if reply is None:
             reply = {"op": "fatal", "message": "the worker did not start in time"}
         if reply["op"] != "ready":
             self._stop()
-            if reply.get("type") == "CorpusError":
-                raise CorpusError(str(reply.get("message")))
             raise SandboxError(f"sandbox worker failed to start: {reply.get('message')}")
         self._security = dict(reply.get("security") or {})
-        self.start_phases: dict[str, float] = dict(reply.get("phases") or {})
+        self.start_phases: dict[str, float] = dict(zygote.phases)
 
-    def _startup_failure(self) -> str:
-        self._proc.wait()
-        size = os.lseek(self._log_fd, 0, os.SEEK_END)
-        os.lseek(self._log_fd, max(0, size - 2000), os.SEEK_SET)
-        tail = os.read(self._log_fd, 2000).decode("utf-8", "replace").strip()
-        return f"{_death_reason(self._proc.returncode, self.limits)}: {tail}"
-
-    def _stop(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
-            self._finalizer = None
+    def _stop(self) -> int | None:
+        """Stop the current worker; its exit code when known."""
+        finalizer, self._finalizer = self._finalizer, None
+        return finalizer() if finalizer is not None else None
 
     def restart(self) -> None:
         """Replace the worker by a fresh one (all variables are lost; the corpus is reloaded)."""
@@ -204,7 +171,7 @@ class Sandbox:
     @property
     def pid(self) -> int:
         """Process id of the current worker."""
-        return self._proc.pid
+        return self._pid
 
     def security(self) -> dict[str, Any]:
         """Which layers are active: uid, privileges_dropped, rlimits, seccomp, cwd."""
@@ -271,9 +238,7 @@ class Sandbox:
         if isinstance(exc, _TimedOut):
             message = f"TimeoutError: cell exceeded {self.limits.wall_s} s wall clock; {_LOST}"
         else:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(timeout=5)
-            reason = _death_reason(self._proc.poll(), self.limits)
+            reason = _death_reason(self._stop(), self.limits)
             message = f"WorkerDied: the sandbox worker {reason}; {_LOST}"
         self.restart()
         return message

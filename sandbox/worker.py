@@ -1,21 +1,19 @@
-"""The sandbox worker process: a persistent restricted namespace served over framed pipes.
+"""The sandbox worker: a persistent restricted namespace served over framed pipes.
 
-Started by `sandbox.host.Sandbox` as `python -m sandbox.worker READ_FD WRITE_FD`. It imports
-everything it will ever need and loads the corpus (memory-mapped) first, then confines itself
-(`sandbox.confine`), then answers requests one at a time (see `sandbox.protocol`).
+A worker is a process forked from a zygote (`sandbox.zygote`) that has already imported every
+module and loaded the corpus; the worker confines itself (`sandbox.confine`), then answers
+requests one at a time (see `sandbox.protocol`).
 """
 
 import builtins
+import contextlib
 import keyword
 import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError
 from sandbox import confine, protocol
-from sandbox.modules import load_modules
 from sandbox.output import Output
 from sandbox.policy import compile_cell, make_builtins
 from sandbox.tracebacks import format_exception, format_syntax_error
@@ -116,59 +114,27 @@ class _Printer:
         return "".join(self.collected)
 
 
-class Phases(dict):
-    """Seconds spent in each start-up phase (reported to the host for benchmarks)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._last = time.perf_counter()
-
-    def mark(self, name: str) -> None:
-        now = time.perf_counter()
-        self[name] = round(now - self._last, 4)
-        self._last = now
-
-
 class Worker:
     """The namespace and the request loop."""
 
-    def __init__(self, channel: Channel, init: dict[str, Any], phases: "Phases") -> None:
+    def __init__(
+        self, channel: Channel, request: dict[str, Any], preloaded: dict[str, Any]
+    ) -> None:
         self.channel = channel
-        self.phases = phases
-        self.output_limit = int(init["limits"]["max_output_chars"])
-        self.cpu_s = int(init["limits"]["cpu_s"])
-        self.modules = load_modules()
+        self.output_limit = int(request["limits"]["max_output_chars"])
+        self.cpu_s = int(request["limits"]["cpu_s"])
+        self.modules = preloaded["modules"]
         self.sources: dict[str, list[str]] = {}
         self.cells = 0
         self.output = Output(self.output_limit)
         builtins_table = make_builtins(self._import, _Printer, self._display)
         self.scaffold: dict[str, Any] = dict(channel.exceptions)
-        for name in init.get("functions", []):
+        for name in request.get("functions", []):
             self.scaffold[name] = _stub(channel, name)
-        if init.get("corpus"):
-            self.scaffold.update(self._load_corpus(init["corpus"], init.get("cache_dir")))
+        self.scaffold.update(preloaded["corpus"])
         self.namespace: dict[str, Any] = {"__builtins__": builtins_table, "__name__": "sandbox"}
         self.namespace.update(self.scaffold)
         channel.on_new_exception = self._bind
-
-    def _load_corpus(self, path: str, cache_dir: str | None) -> dict[str, Any]:
-        from sandbox.context_cache import ContextLoader
-
-        loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
-        from rlm_docs.corpus import Corpus
-        from sandbox.helpers import facade, make_helpers
-
-        self.phases.mark("corpus_imports")
-        try:
-            corpus = Corpus.load(path)
-        except OSError as exc:
-            raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
-        corpus.search("warm up", k=0)  # opens the memory-mapped index before confinement
-        helpers = make_helpers(corpus)
-        self.phases.mark("corpus_load")
-        context = loader.result(corpus.render)
-        self.phases.mark("context")
-        return {"context": context, "corpus": facade(helpers), **helpers}
 
     def _import(
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
@@ -263,37 +229,22 @@ class Worker:
             protocol.send_bytes(self.channel.write_fd, encoded)
 
 
-def main(argv: list[str]) -> int:
-    channel = Channel(int(argv[1]), int(argv[2]))
-    phases = Phases()
+def run_worker(read_fd: int, write_fd: int, request: dict[str, Any], preloaded: dict) -> None:
+    """Body of a freshly forked worker: confine this process, say ready, serve until EOF."""
+    channel = Channel(read_fd, write_fd)
     try:
-        init = channel.receive()
-        phases.mark("init")
-        worker = Worker(channel, init, phases)
-        limits = init["limits"]
+        worker = Worker(channel, request, preloaded)
+        limits = request["limits"]
         security = confine.confine(
-            init["workdir"],
+            request["workdir"],
             memory_mb=int(limits["memory_mb"]),
             open_files=int(limits["max_open_files"]),
             file_mb=int(limits["max_file_mb"]),
             processes=int(limits["max_processes"]),
         )
-        phases.mark("confine")
-    except CorpusError as exc:
-        channel.send({"op": "fatal", "type": "CorpusError", "message": str(exc)})
-        return 1
-    except Exception as exc:  # anything else at start-up is reported to the host, not lost
-        channel.send(
-            {"op": "fatal", "type": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}
-        )
-        return 1
-    channel.send({"op": "ready", "security": security, "phases": phases})
-    try:
+    except Exception as exc:  # reported to the host, which raises SandboxError
+        channel.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
+        return
+    channel.send({"op": "ready", "security": security})
+    with contextlib.suppress(protocol.ProtocolError, OSError):  # the host went away
         worker.serve()
-    except protocol.ProtocolError:  # the host closed the pipe: exit quietly
-        return 0
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

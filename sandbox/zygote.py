@@ -1,0 +1,134 @@
+"""The zygote: one process per corpus that loads everything once and forks sandbox workers.
+
+Loading a 50k-page corpus (Parquet tables, BM25 index, a 200M-character context string) takes
+seconds; forking a process that already holds it takes milliseconds, and the children share
+its memory copy-on-write. So the host starts one zygote per corpus store (`python -m
+sandbox.zygote SOCKET_FD`), and every worker start or restart is a fork. The zygote itself never
+runs sandbox code; each child confines itself (chroot, nobody, rlimits, seccomp) before
+answering the host.
+
+Zygote protocol: one JSON object per SOCK_SEQPACKET packet on a Unix socket pair.
+  host -> {"op": "init", "corpus": str | None, "cache_dir": str | None}
+       <- {"op": "ready", "phases": {...}} | {"op": "fatal", "type": str, "message": str}
+  host -> {"op": "spawn", "request": {...}} with two fds (worker's read end, write end)
+       <- {"op": "spawned", "pid": int}
+  host -> {"op": "reap", "pid": int}   kill the worker if it still runs, then reap it
+       <- {"op": "reaped", "returncode": int}   (negative: killed by that signal)
+"""
+
+import contextlib
+import gc
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.errors import CorpusError
+from sandbox.modules import load_modules
+from sandbox.worker import run_worker
+
+MAX_PACKET = 1 << 16
+
+
+class Phases(dict):
+    """Seconds spent in each start-up phase (reported to the host for benchmarks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self[name] = round(now - self._last, 4)
+        self._last = now
+
+
+def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> dict[str, Any]:
+    """`context`, `corpus` and the helper functions for the store at `path`."""
+    from sandbox.context_cache import ContextLoader
+
+    loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
+    from rlm_docs.corpus import Corpus
+    from sandbox.helpers import facade, make_helpers
+
+    phases.mark("corpus_imports")
+    try:
+        corpus = Corpus.load(path)
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
+    corpus.search("warm up", k=0)  # opens the memory-mapped index now
+    helpers = make_helpers(corpus)
+    phases.mark("corpus_load")
+    context = loader.result(corpus.render)
+    phases.mark("context")
+    return {"context": context, "corpus": facade(helpers), **helpers}
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.send(json.dumps(message).encode())
+
+
+def _reap(pid: int) -> int:
+    """Kill worker `pid` (and its process group) if still running, and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # not ours, or already reaped
+        return -signal.SIGKILL
+    return os.waitstatus_to_exitcode(status)
+
+
+def _spawn(sock: socket.socket, request: dict[str, Any], fds: list[int], preloaded: dict) -> int:
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns into the zygote loop
+        try:
+            os.setsid()
+            sock.close()
+            run_worker(fds[0], fds[1], request, preloaded)
+        finally:
+            os._exit(0)
+    for fd in fds:
+        os.close(fd)
+    return pid
+
+
+def serve(sock: socket.socket) -> None:
+    """Load, then fork workers on request until the host closes the socket."""
+    phases = Phases()
+    init = json.loads(sock.recv(MAX_PACKET))
+    try:
+        preloaded = {"modules": load_modules(), "corpus": {}}
+        phases.mark("modules")
+        if init.get("corpus"):
+            preloaded["corpus"] = load_corpus(init["corpus"], init.get("cache_dir"), phases)
+    except Exception as exc:  # reported to the host, which raises CorpusError / SandboxError
+        _send(sock, {"op": "fatal", "type": type(exc).__name__, "message": str(exc)})
+        return
+    gc.freeze()  # keep the collector from touching (and so copying) the shared objects
+    _send(sock, {"op": "ready", "phases": phases})
+    while True:
+        data, fds, _flags, _addr = socket.recv_fds(sock, MAX_PACKET, 2)
+        if not data:
+            return
+        message = json.loads(data)
+        if message["op"] == "spawn":
+            pid = _spawn(sock, message["request"], fds, preloaded)
+            _send(sock, {"op": "spawned", "pid": pid})
+        elif message["op"] == "reap":
+            _send(sock, {"op": "reaped", "returncode": _reap(int(message["pid"]))})
+
+
+def main(argv: list[str]) -> int:
+    """Serve until the host closes the socket (or dies); the workers then die with us."""
+    with socket.socket(fileno=int(argv[1])) as sock, contextlib.suppress(OSError):
+        serve(sock)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
