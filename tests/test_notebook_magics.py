@@ -69,3 +69,18 @@ def test_user_mistakes_are_usage_errors(shell, tmp_path, capsys):
     # the failed %rlm_corpus kept the previous session
     shell.run_cell_magic("rlm", "", "print(len(files()))")
     assert capsys.readouterr().out.strip() == "2"
+
+
+def test_cell_magic_defaults_to_the_demo_corpus(tmp_path, monkeypatch, capsys):
+    from rlm_docs.corpus.demo import demo_corpus_path
+    from rlm_docs.notebook.magics import RlmMagics
+
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path))
+    magics = RlmMagics(InteractiveShell.instance())
+    try:
+        magics.rlm("", "print(sorted(f['name'] for f in files()))")
+        assert magics.session.corpus.path == demo_corpus_path()
+        names = Corpus.load(demo_corpus_path()).names
+        assert capsys.readouterr().out.strip() == str(sorted(names))
+    finally:
+        magics.close()
