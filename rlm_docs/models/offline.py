@@ -39,145 +39,18 @@ READY_MARKER = "OFFLINE_ANSWER_READY"
 NOT_FOUND = "NO RELEVANT TEXT"
 READ_PAGES = 4
 
-_STOP = set(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "all",
-        "also",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "assume",
-        "at",
-        "based",
-        "be",
-        "been",
-        "being",
-        "below",
-        "both",
-        "but",
-        "by",
-        "can",
-        "company",
-        "company's",
-        "could",
-        "data",
-        "did",
-        "do",
-        "does",
-        "during",
-        "each",
-        "either",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "however",
-        "i",
-        "if",
-        "in",
-        "information",
-        "into",
-        "is",
-        "it",
-        "its",
-        "latest",
-        "more",
-        "most",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "other",
-        "our",
-        "out",
-        "over",
-        "per",
-        "please",
-        "primarily",
-        "question",
-        "questions",
-        "reported",
-        "same",
-        "shown",
-        "should",
-        "so",
-        "statement",
-        "statements",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "under",
-        "up",
-        "us",
-        "using",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "within",
-        "would",
-        "year",
-        "years",
-        "you",
-        "your",
-        "following",
-        "answer",
-        "analyst",
-        "public",
-        "equities",
-        "round",
-        "decimal",
-        "places",
-        "usd",
-        "billions",
-        "millions",
-        "thousands",
-        "percent",
-        "percentage",
-        "based",
-        "provide",
-        "give",
-        "calculate",
-        "compute",
-        "state",
-        "explain",
-        "fiscal",
-        "fy",
-        "total",
-        "amount",
-        "value",
-        "much",
-        "many",
-    ]
-)
+_STOP_WORDS = """
+a about above after all also an and any are as assume at based be been being below both but
+by can company company's could data did do does during each either for from had has have how
+however i if in information into is it its latest more most no not of on or other our out
+over per please primarily question questions reported same shown should so statement
+statements than that the their them then there these they this those through to under up us
+using was we were what when where which while who whom why will with within would year years
+you your following answer analyst public equities round decimal places usd billions millions
+thousands percent percentage based provide give calculate compute state explain fiscal fy
+value much many
+"""
+_STOP = set(_STOP_WORDS.split())
 _QUANT = re.compile(
     r"\b(how much|how many|what (?:is|was|were|are) the (?:amount|value|total|number)|amount|"
     r"ratio|margin|rate|percent|percentage|usd|\$|revenue|income|expense|cost|cash|capex|"
@@ -188,6 +61,17 @@ _NUMBER = re.compile(
     r"(?<![\w.])\(?\$?\s?-?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent|billion|million|thousand))?\)?"
     r"(?![\w])"
 )
+# Financial statements named in a question, and the words on their pages.
+STATEMENTS = {
+    "balance sheet": "consolidated balance sheets total assets total liabilities equity",
+    "income statement": "consolidated statements of income operations revenue net income",
+    "statement of income": "consolidated statements of income operations revenue net income",
+    "p&l": "consolidated statements of income operations revenue net income",
+    "cash flow": "consolidated statements of cash flows operating activities investing activities",
+    "net sales": "consolidated statements of income operations net sales cost of sales",
+    "revenue": "consolidated statements of income operations revenue cost of revenue",
+    "net income": "consolidated statements of income operations net income per share",
+}
 # Finance abbreviations a reader must expand to find the line items that spell them out.
 EXPANSIONS = {
     "ppne": "property plant equipment net",
@@ -227,6 +111,11 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
+def words(text: str) -> list[str]:
+    """Lowercase alphanumeric words in order, possessives dropped (for matching doc names)."""
+    return [re.sub(r"'s$", "", w) for w in re.findall(r"[a-z0-9][a-z0-9']*", text.lower())]
+
+
 def years(text: str) -> list[str]:
     """Four-digit years mentioned (`FY2018` and `2018` alike)."""
     return list(dict.fromkeys(re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", text)))
@@ -236,22 +125,44 @@ def _stem(word: str) -> str:
     return word[:6] if len(word) > 6 else word
 
 
-def _units(passage: str) -> list[str]:
-    """Sentences of prose and rows of tables/layout text, as they appear."""
-    units: list[str] = []
-    for line in passage.splitlines():
+def _units(passage: str) -> list[tuple[int, str]]:
+    """(line index, text) of prose sentences and table/layout rows, as they appear."""
+    units: list[tuple[int, str]] = []
+    for index, line in enumerate(passage.splitlines()):
         line = line.strip()
         if not line:
             continue
         if len(line) > 200 and "|" not in line:
-            units.extend(s.strip() for s in _SENTENCE.split(line) if s.strip())
+            units.extend((index, s.strip()) for s in _SENTENCE.split(line) if s.strip())
         else:
-            units.append(line)
+            units.append((index, line))
     return units
 
 
+def _year_column(lines: list[str], index: int, wanted: list[str]) -> str | None:
+    """`YEAR: value` when row `index` is a table row under a header of years (nearest such line
+    above) with one number per year, and a question year is among them."""
+    row = [
+        m.group(0).strip()
+        for m in _NUMBER.finditer(lines[index])
+        if not re.fullmatch(r"(?:19|20)\d{2}", m.group(0).strip())
+    ]
+    for above in reversed(lines[max(0, index - 40) : index]):
+        header = re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", above)
+        if len(header) >= 2:
+            if len(header) != len(row):
+                return None
+            year = next((y for y in wanted if y in header), None)
+            return f"{year}: {row[header.index(year)]}" if year else None
+    return None
+
+
 def read(prompt: str, limit: int = 3) -> str:
-    """Extractive reader: the units of the passage that best match the question, verbatim."""
+    """Extractive reader: the units of the passage that best match the question, verbatim.
+
+    A table row under a header of years gets the question year's cell appended as
+    `[YEAR: value]`, so the reader's answer does not depend on the column order of the filing.
+    """
     match = re.search(r"^Question:\s*(.+)$", prompt, re.MULTILINE)
     if match:
         question = match.group(1)
@@ -261,18 +172,19 @@ def read(prompt: str, limit: int = 3) -> str:
         question, passage = head, rest or head
     wanted = {_stem(t) for t in terms(question)}
     quantitative = bool(_QUANT.search(question))
+    lines = passage.splitlines()
     scored = []
-    for i, unit in enumerate(_units(passage)):
-        words = {_stem(w) for w in terms(unit)}
-        hits = len(wanted & words)
+    for i, (index, unit) in enumerate(_units(passage)):
+        hits = len(wanted & {_stem(w) for w in terms(unit)})
         if not hits or unit.startswith(("Question:", "Document:")):
             continue
-        score = hits + (0.75 if quantitative and re.search(r"\d", unit) else 0.0)
-        scored.append((-score, len(unit) > 400, i, unit))
+        cell = _year_column(lines, index, years(question)) if quantitative else None
+        score = hits + (0.75 if quantitative and re.search(r"\d", unit) else 0.0) + bool(cell)
+        text = re.sub(r" {3,}", "  ", unit) + (f" [{cell}]" if cell else "")
+        scored.append((-score, len(unit) > 400, i, text))
     if not scored:
         return NOT_FOUND
-    best = sorted(scored)[:limit]
-    return "\n".join(re.sub(r" {3,}", "  ", u) for *_, u in best)
+    return "\n".join(text for *_, text in sorted(scored)[:limit])
 
 
 def _root_code(question: str, has_corpus: bool) -> str:
@@ -281,6 +193,7 @@ def _root_code(question: str, has_corpus: bool) -> str:
         f"question = {question!r}\n"
         f"terms = {terms(question)!r}\n"
         f"years = {years(question)!r}\n"
+        f"words = {words(question)!r}\n"
         f"quantitative = {bool(_QUANT.search(question))!r}\n"
     )
     return header + (_CORPUS_CODE if has_corpus else _CONTEXT_CODE)
@@ -290,17 +203,21 @@ _SCORING_CODE = """
 def score_reading(text, rank):
     if text.startswith("NO RELEVANT TEXT"):
         return -1.0
-    low = text.lower()
-    covered = sum(1 for t in terms if t[:6] in low)
-    numbers = re.findall(r"\\d[\\d,]*(?:\\.\\d+)?", text)
-    return covered + (1.0 if quantitative and numbers else 0.0) - 0.1 * rank
+    first = text.splitlines()[0].lower()
+    covered = sum(1 for t in terms if t[:6] in first)
+    has_number = re.search(r"\\d", first) is not None
+    has_cell = re.search(r"\\[(?:19|20)\\d\\d: ", first) is not None
+    return covered + (1.0 if quantitative and has_number else 0.0) + has_cell - 0.1 * rank
 
 def pick_value(text):
     first = text.splitlines()[0]
+    cell = re.search(r"\\[(?:19|20)\\d\\d: ([^\\]]+)\\]", first)
+    if cell:
+        return cell.group(1)
     if quantitative:
         found = []
         for m in re.finditer(NUMBER, first):
-            value = m.group(0).strip()
+            value = m.group(0).strip().strip("()").strip()
             digits = re.sub(r"[^0-9]", "", value)
             if digits and not (len(digits) == 4 and digits in years):
                 found.append(value)
@@ -313,26 +230,51 @@ def pick_value(text):
 _CORPUS_CODE = (
     "import re\n"
     f"NUMBER = {_NUMBER.pattern!r}\n"
+    f"STATEMENTS = {STATEMENTS!r}\n"
     + """
-# 1. Locate: documents whose names share words or years with the question.
+# 1. Locate: documents whose names hold the company (words run together, e.g.
+#    "Kraft Heinz" -> KRAFTHEINZ_2019_10K) and the question's year.
 names = [f["name"] for f in files()]
+joined = set()
+for i in range(len(words)):
+    for j in range(i + 1, min(i + 4, len(words)) + 1):
+        joined.add("".join(words[i:j]))
 def name_score(name):
-    parts = set(re.split(r"[^a-z0-9]+", name.lower()))
-    return len(parts & set(terms)) * 2 + len(parts & set(years))
+    parts = [p for p in re.split(r"[^a-z0-9]+", name.lower()) if p]
+    if not parts:
+        return 0
+    score = 0
+    if parts[0] in joined:
+        score = 3
+    elif any(len(w) >= 4 and parts[0].startswith(w) for w in words):
+        score = 2
+    if score and any(p[:4] in years for p in parts[1:]):
+        score += 1
+    return score
 ranked_docs = sorted(names, key=lambda n: -name_score(n))
-likely = [n for n in ranked_docs[:3] if name_score(n) >= 2]
+top_score = name_score(ranked_docs[0]) if ranked_docs else 0
+likely = [n for n in ranked_docs[:3] if top_score >= 2 and name_score(n) == top_score]
 queries = [" ".join(terms)]
-if years:
-    queries.append(" ".join([t for t in terms if t not in years] + years[:1]))
+low = question.lower()
+for key, title in STATEMENTS.items():
+    if key in low:
+        queries.append(title + " " + queries[0])
 pool = {}
 def add(hits, weight):
     for rank, h in enumerate(hits):
         key = (h["file"], h["page"])
         pool[key] = pool.get(key, 0.0) + weight / (1 + rank)
-for q in queries:
-    add(search(q, k=8), 0.5 if likely else 1.0)
-    for d in likely:
-        add(search(q, k=4, doc=d), 0.5 * name_score(d))
+def local_query(q, doc):
+    # Inside one filing its company and year are on every page: drop them from the query.
+    own = set(re.split(r"[^a-z0-9]+", doc.lower()))
+    kept = [t for t in q.split() if t not in years and t not in own
+            and not any(o.startswith(t) for o in own if len(t) >= 3)]
+    return " ".join(kept) or q
+for d in likely:
+    for q in queries:
+        add(search(local_query(q, d), k=8, doc=d), name_score(d) / 4)
+for q in queries[:1]:
+    add(search(q, k=8), 0.2 if likely else 1.0)
 best_pages = sorted(pool, key=lambda k: -pool[k])[:READ_PAGES]
 print("candidate pages:", best_pages)
 
