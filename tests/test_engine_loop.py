@@ -90,6 +90,16 @@ def test_final_var_structured_value_needs_no_extraction(store, tmp_path):
     assert len(root.calls) == 2 and pred.stop_reason == "final"
 
 
+def test_show_vars_lists_variables_from_earlier_cells(store, tmp_path):
+    rlm, _ = make_rlm(
+        store,
+        [repl("numbers = [1, 2, 3]"), repl("seen = sorted(SHOW_VARS())") + "\nFINAL_VAR(seen)"],
+        tmp_path,
+    )
+    pred = rlm.ask("q?")
+    assert "numbers" in pred.answer and "answer" in pred.answer
+
+
 def test_final_var_missing_variable_is_reported_and_run_continues(store, tmp_path):
     rlm, root = make_rlm(
         store, ["FINAL_VAR(nothing_here)", repl("x = ['ok']") + "\nFINAL_VAR(x)"], tmp_path
@@ -307,3 +317,31 @@ def test_secrets_never_reach_the_trajectory(store, tmp_path, monkeypatch):
     )
     pred = rlm.ask("q?")
     assert "SECRET" not in Path(pred.trajectory).read_text()
+
+
+def test_http_root_and_sub_models_over_openai_wire_format(store, tmp_path, monkeypatch):
+    from tests.servers.chat import ChatServer
+
+    key = "sk-test-http-0123456789abcdefXYZ"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
+
+    def reply(messages: list[dict]) -> str:
+        first = messages[0]["content"]
+        if not first.startswith("[rlm-docs:root"):
+            return "sub says 412"
+        if not any(m["role"] == "assistant" for m in messages):
+            return repl("r = llm_query('Question: revenue?\\n' + page('acme_2020_10k', 2))")
+        return 'FINAL({"answer": ["$412 million"], "citations": [{"file": "acme_2020_10k", "page": 2}]})'
+
+    with ChatServer(reply=reply, flavor="openai", api_key=key) as srv:
+        rlm = RLM(store, model=f"openai:gpt-5-mini@{srv.base_url}", log_dir=tmp_path / "runs")
+        pred = rlm.ask("Acme revenue 2020?")
+        served = srv.served_usage()
+    assert pred.answer == ["$412 million"] and pred.stop_reason == "final"
+    assert (pred.steps, pred.sub_calls) == (2, 1)
+    assert pred.input_tokens == served["prompt_tokens"]
+    assert pred.output_tokens == served["completion_tokens"]
+    expected = (served["prompt_tokens"] * 0.25 + served["completion_tokens"] * 2.0) / 1e6
+    assert pred.cost_usd == pytest.approx(expected, abs=1e-12)
+    assert key not in Path(pred.trajectory).read_text()

@@ -228,6 +228,7 @@ class Run:
         ran = []
         for code in find_code_blocks(reply):
             self.host.calls = []
+            self.host.variables = sb.variables()
             r = sb.run(code)
             if r.restarted:
                 self._prepare(sb)
