@@ -12,6 +12,7 @@ namespaces, kernel modules, keyrings, bpf, perf, and kill/tkill/tgkill aimed at 
 
 import ctypes
 import errno
+import math
 import os
 import resource
 import signal
@@ -121,9 +122,8 @@ def set_cell_cpu_limit(cpu_s: int) -> None:
     do; seccomp still lets the worker change RLIMIT_CPU and nothing else.
     """
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    used = int(usage.ru_utime + usage.ru_stime) + 1
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    soft = used + cpu_s
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_s)
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))

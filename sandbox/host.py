@@ -212,7 +212,18 @@ class Sandbox:
 
     def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send a request and serve host calls until the final reply; the deadline excludes
-        time spent in host functions."""
+        time spent in host functions. If the host is interrupted meanwhile (Ctrl-C, or a host
+        function raising a BaseException), the worker is restarted: it is mid-request and the
+        conversation cannot be resumed."""
+        try:
+            return self._serve_until_reply(message)
+        except (_TimedOut, _WorkerGone):
+            raise
+        except BaseException:
+            self.restart()
+            raise
+
+    def _serve_until_reply(self, message: dict[str, Any]) -> dict[str, Any]:
         deadline = time.monotonic() + self.limits.wall_s
         self._send(message)
         while True:
@@ -225,11 +236,7 @@ class Sandbox:
             if frame["op"] != "call":
                 return frame
             started = time.monotonic()
-            try:
-                reply = self._answer(frame)
-            except BaseException:
-                self.restart()  # the worker is mid-call; its state cannot be resumed
-                raise
+            reply = self._answer(frame)
             deadline += time.monotonic() - started
             self._send(reply)
 

@@ -132,3 +132,19 @@ def test_financebench_filings_in_the_sandbox(tmp_path):
         hits = box.get("g")
         assert hits and all(h["file"] == "3M_2018_10K" for h in hits)
         assert box.run("sum(f['pages'] for f in files())").stdout.strip().isdigit()
+
+
+def test_sandboxes_on_one_corpus_are_isolated(sb, store):
+    sb.run("mine = 'first sandbox'")
+    with Sandbox(limits=Limits(wall_s=10), corpus=store) as other:
+        assert other.pid != sb.pid
+        assert "NameError" in other.run("mine").error
+        assert other.run("len(context) > 0").stdout == "True\n"
+    assert sb.get("mine") == "first sandbox"
+
+
+def test_restart_after_timeout_keeps_the_corpus(store):
+    with Sandbox(limits=Limits(wall_s=1), corpus=store) as box:
+        result = box.run("while True:\n    pass")
+        assert result.restarted
+        assert box.run("page('beta_filing', 2)").stdout == "'Signatures page.'\n"

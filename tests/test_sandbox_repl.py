@@ -195,3 +195,15 @@ def test_bad_arguments_are_clear_errors(tmp_path):
         Sandbox(corpus=tmp_path / "empty")
     with pytest.raises(ValueError, match="must not start with '_'"):
         Sandbox(functions={"_x": len})
+
+
+def test_host_interrupt_restarts_the_worker():
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    with Sandbox(limits=Limits(wall_s=5), functions={"interrupt": interrupt}) as box:
+        box.run("v = 1")
+        with pytest.raises(KeyboardInterrupt):
+            box.run("interrupt()")
+        assert "NameError" in box.run("v").error
+        assert box.run("2 * 21").stdout == "42\n"
