@@ -141,3 +141,34 @@ def test_bad_options(tmp_path: Path) -> None:
         ingest([FIX / "filing.txt"], tmp_path / "out", format="docx")
     with pytest.raises(RlmDocsError, match="unknown --ocr 'cloud'"):
         ingest([FIX / "filing.txt"], tmp_path / "out", ocr="cloud")
+
+
+def test_index_built_in_a_forked_child_matches(src: Path, tmp_path: Path, monkeypatch) -> None:
+    import rlm_docs.corpus.store as store
+
+    ingest([src], tmp_path / "inline")
+    monkeypatch.setattr(store, "PARALLEL_MIN_CHARS", 0)
+    ingest([src], tmp_path / "forked")
+    a, b = Corpus.load(tmp_path / "inline"), Corpus.load(tmp_path / "forked")
+    for query in ("anvils", "revenue grew", "balance sheet cash", "page"):
+        assert a.search(query, k=5) == b.search(query, k=5)
+
+
+def test_failing_index_child_is_an_error_and_keeps_old_store(
+    src: Path, tmp_path: Path, monkeypatch
+) -> None:
+    import rlm_docs.corpus.search as search
+    import rlm_docs.corpus.store as store
+
+    out = tmp_path / "store"
+    ingest([src], out)
+    (src / "filing.txt").write_text("new\f")
+
+    def broken(*args):
+        raise MemoryError("simulated")
+
+    monkeypatch.setattr(store, "PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(search, "build_index", broken)
+    with pytest.raises(RlmDocsError, match="building the BM25 index failed"):
+        ingest([src], out)
+    assert Corpus.load(out).page("filing", 2).startswith("Item 1. Business")
