@@ -11,6 +11,7 @@ import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.eval.aggregate import summarize
+from rlm_docs.eval.report import build_report
 from rlm_docs.eval.rundir import RunDir, load_run
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.servers.chat import ChatServer
@@ -103,6 +104,10 @@ def test_judge_scores_non_exact_answers_in_the_ledger_and_cache(env, store, serv
     second = [json.loads(x) for x in (env / "b" / "ledger.jsonl").read_text().splitlines()]
     judged = [e for e in second if e["role"] == "judge"]
     assert len(judged) == 3 and all(e["cached"] for e in judged)
+    report = build_report([env / "a"], env / "rep")
+    # raw 3.5/5 = 0.7 -> Rogan-Gladen with se 0.98, sp 1.0: 0.7 / 0.98 = 71.4%
+    assert "| 5 | 71.4% [" in report["markdown"]
+    assert "Rogan–Gladen corrected" in report["notes"][0] and "raw 70.0%" in report["notes"][0]
 
 
 def test_resume_refuses_other_settings_and_existing_dir(env, store, server, capsys):
