@@ -3,8 +3,7 @@
 Templates are plain text with `{name}` placeholders; only known names are replaced, so code
 examples and JSON in a template need no brace escaping. The first line of each root or extract
 template is a role marker (`[rlm-docs:root NAME]`, `[rlm-docs:extract]`): it tells the `offline`
-model which role a request is for, and it is stripped of nothing so real models see it too
-(it reads as a harmless header).
+model which role a request is for. It is sent to real models too, where it reads as a header.
 
 The root never sees corpus text, only a summary: counts, a per-document list (first
 `MAX_LISTED` documents) and, for small corpora, the top-level table of contents.
