@@ -261,12 +261,10 @@ class Sandbox:
         except (_TimedOut, _WorkerGone) as exc:
             message = self._recover(exc)
             return CellResult("", message, True, time.monotonic() - started)
-        return CellResult(
-            str(reply.get("stdout", "")),
-            reply.get("error"),
-            False,
-            time.monotonic() - started,
-        )
+        error = reply.get("error")
+        if reply["op"] == "error":  # the worker could not even run the request
+            error = f"{reply.get('type')}: {reply.get('message')}"
+        return CellResult(str(reply.get("stdout", "")), error, False, time.monotonic() - started)
 
     def _request(self, message: dict[str, Any]) -> Any:
         try:

@@ -38,7 +38,11 @@ class ProtocolError(Exception):
 
 def encode(message: dict[str, Any]) -> bytes:
     """One frame: length prefix + compact JSON (raises TypeError for non-JSON values)."""
-    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: ASCII escapes carry them exactly
+        body = json.dumps(message, separators=(",", ":")).encode("ascii")
     if len(body) > MAX_FRAME_BYTES:
         raise ValueError(
             f"message of {len(body)} bytes exceeds the {MAX_FRAME_BYTES} byte frame limit"

@@ -165,6 +165,8 @@ class Worker:
             compiled = compile_cell(code, filename)
         except SyntaxError as exc:
             return {"op": "done", "stdout": "", "error": format_syntax_error(exc, code)}
+        except (RecursionError, MemoryError, ValueError) as exc:  # e.g. absurdly nested code
+            return {"op": "done", "stdout": "", "error": f"{type(exc).__name__}: {exc}"}
         try:
             exec(compiled, self.namespace)
         except BaseException as exc:  # the cell's failure is reported, the worker goes on

@@ -207,3 +207,14 @@ def test_host_interrupt_restarts_the_worker():
             box.run("interrupt()")
         assert "NameError" in box.run("v").error
         assert box.run("2 * 21").stdout == "42\n"
+
+
+def test_odd_code_and_output_are_reported_not_fatal(sb):
+    assert sb.run("1+" * 100000 + "1").error.startswith("RecursionError")
+    assert "null bytes" in sb.run("x = 'a\x00b'").error
+    assert sb.run("print('\\ud800')").stdout == "\ud800\n"
+    nested = sb.run("a = []\nfor i in range(100000):\n    a = [a]\na").error
+    assert nested.endswith(
+        "RecursionError: maximum recursion depth exceeded while getting the repr of an object"
+    )
+    assert sb.run("1 + 1").stdout == "2\n"

@@ -1,0 +1,79 @@
+"""Frames between host and worker, and the bounded output buffer."""
+
+import contextlib
+import os
+import struct
+import time
+
+import pytest
+
+from sandbox import protocol
+from sandbox.output import Output
+
+
+@pytest.fixture
+def pipe():
+    r, w = os.pipe()
+    yield r, w
+    for fd in (r, w):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def test_frames_round_trip_including_surrogates(pipe):
+    r, w = pipe
+    reader = protocol.FrameReader(r)
+    messages = [{"op": "run", "code": "print('é')"}, {"op": "value", "value": "\ud800"}]
+    for m in messages:
+        protocol.send(w, m)
+    assert [reader.read(), reader.read()] == messages
+
+
+def test_partial_frame_waits_for_the_rest(pipe):
+    r, w = pipe
+    reader = protocol.FrameReader(r)
+    frame = protocol.encode({"op": "done", "stdout": "x" * 1000, "error": None})
+    os.write(w, frame[:10])
+    assert reader.read(time.monotonic() + 0.05) is None
+    os.write(w, frame[10:])
+    assert reader.read(time.monotonic() + 1) == {"op": "done", "stdout": "x" * 1000, "error": None}
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (struct.pack(">I", protocol.MAX_FRAME_BYTES + 1), "exceeds the limit"),
+        (struct.pack(">I", 5) + b"nope!", "invalid JSON"),
+        (struct.pack(">I", 2) + b"[]", "not an object"),
+    ],
+)
+def test_bad_frames_are_protocol_errors(pipe, raw, problem):
+    r, w = pipe
+    os.write(w, raw)
+    with pytest.raises(protocol.ProtocolError, match=problem):
+        protocol.FrameReader(r).read(time.monotonic() + 1)
+
+
+def test_closed_pipe_is_a_protocol_error(pipe):
+    r, w = pipe
+    os.close(w)
+    with pytest.raises(protocol.ProtocolError, match="closed"):
+        protocol.FrameReader(r).read()
+
+
+def test_output_keeps_everything_under_the_limit():
+    out = Output(100)
+    for part in ["a" * 30, "b" * 30, "c" * 40]:
+        out.write(part)
+    assert out.getvalue() == "a" * 30 + "b" * 30 + "c" * 40
+
+
+def test_output_cuts_the_middle_with_a_marker():
+    out = Output(100)
+    for i in range(1000):
+        out.write(f"{i:04d}\n")
+    value = out.getvalue()
+    assert value.startswith("0000\n0001\n")
+    assert value.endswith("0998\n0999\n")
+    assert "\n[... 4900 characters truncated ...]\n" in value
+    assert out.total == 5000
