@@ -128,10 +128,9 @@ class Worker:
         self.cells = 0
         self.output = Output(self.output_limit)
         builtins_table = make_builtins(self._import, _Printer, self._display)
-        self.scaffold: dict[str, Any] = dict(channel.exceptions)
-        for name in request.get("functions", []):
+        self.scaffold: dict[str, Any] = {**channel.exceptions, **preloaded["corpus"]}
+        for name in request.get("functions", []):  # host functions win over same-named helpers
             self.scaffold[name] = _stub(channel, name)
-        self.scaffold.update(preloaded["corpus"])
         self.namespace: dict[str, Any] = {"__builtins__": builtins_table, "__name__": "sandbox"}
         self.namespace.update(self.scaffold)
         channel.on_new_exception = self._bind

@@ -148,3 +148,10 @@ def test_restart_after_timeout_keeps_the_corpus(store):
         result = box.run("while True:\n    pass")
         assert result.restarted
         assert box.run("page('beta_filing', 2)").stdout == "'Signatures page.'\n"
+
+
+def test_host_function_overrides_a_helper_of_the_same_name(store):
+    functions = {"search": lambda query, k=5: [f"host:{query}"]}
+    with Sandbox(limits=Limits(wall_s=10), corpus=store, functions=functions) as box:
+        assert box.run("search('net income')").stdout == "['host:net income']\n"
+        assert box.run("corpus.search('net income', k=1)[0]['file']").stdout == "'beta_filing'\n"
