@@ -215,6 +215,8 @@ class Sandbox:
         time spent in host functions. If the host is interrupted meanwhile (Ctrl-C, or a host
         function raising a BaseException), the worker is restarted: it is mid-request and the
         conversation cannot be resumed."""
+        if self._finalizer is None:
+            raise SandboxError("the sandbox is closed")
         try:
             return self._serve_until_reply(message)
         except (_TimedOut, _WorkerGone):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.errors import ConfigError, CorpusError
-from sandbox import Limits, Sandbox
+from sandbox import Limits, Sandbox, SandboxError
 
 
 class BudgetExceeded(Exception):
@@ -218,3 +218,10 @@ def test_odd_code_and_output_are_reported_not_fatal(sb):
         "RecursionError: maximum recursion depth exceeded while getting the repr of an object"
     )
     assert sb.run("1 + 1").stdout == "2\n"
+
+
+def test_closed_sandbox_refuses_work():
+    box = Sandbox(limits=Limits(wall_s=5))
+    box.close()
+    with pytest.raises(SandboxError, match="closed"):
+        box.run("1")
