@@ -16,7 +16,10 @@ import math
 import os
 import resource
 import signal
+from pathlib import Path
 from typing import Any
+
+from rlm_docs.errors import ConfigError
 
 try:  # imported now: after privileges are dropped the library directories may be unreadable
     import pyseccomp as seccomp
@@ -79,6 +82,20 @@ _DENIED_SYSCALLS = (
 def _prctl(option: int, value: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(option, value, 0, 0, 0)
+
+
+HEADROOM_MB = 256
+
+
+def check_memory(memory_mb: int) -> None:
+    """Refuse an address-space limit the already loaded corpus would not fit in."""
+    pages = int(Path("/proc/self/statm").read_text().split()[0])
+    used_mb = pages * os.sysconf("SC_PAGE_SIZE") // 2**20
+    if memory_mb < used_mb + HEADROOM_MB:
+        raise ConfigError(
+            f"Limits.memory_mb={memory_mb} is too small: the worker already maps {used_mb} MB "
+            f"(interpreter and corpus); use at least {used_mb + HEADROOM_MB}"
+        )
 
 
 def drop_privileges(workdir: str) -> bool:
@@ -156,6 +173,7 @@ def confine(
     workdir: str, memory_mb: int, open_files: int, file_mb: int, processes: int
 ) -> dict[str, Any]:
     """Apply every OS layer in order and describe what is active."""
+    check_memory(memory_mb)
     dropped = drop_privileges(workdir)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
     _prctl(_PR_SET_DUMPABLE, 0)

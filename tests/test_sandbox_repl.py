@@ -225,3 +225,8 @@ def test_closed_sandbox_refuses_work():
     box.close()
     with pytest.raises(SandboxError, match="closed"):
         box.run("1")
+
+
+def test_memory_limit_below_the_worker_size_is_a_clear_error():
+    with pytest.raises(SandboxError, match="Limits.memory_mb=64 is too small"):
+        Sandbox(limits=Limits(memory_mb=64))
