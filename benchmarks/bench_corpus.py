@@ -13,6 +13,7 @@ Targets on a 2-core machine: ingest <= 60 s, load <= 1 s, render <= 1 s, search 
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -32,6 +33,13 @@ def peak_rss_mb() -> float:
 
 def dir_size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
+
+
+def cpu_s() -> float:
+    """CPU seconds used so far by this process and its finished children (load-independent)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def timed(fn, *args, **kwargs):
@@ -63,13 +71,19 @@ def main() -> int:
     tmp = tempfile.TemporaryDirectory(prefix="bench-corpus-")
     store = args.store or Path(tmp.name) / "store"
 
+    print(
+        f"load average at start     {os.getloadavg()[0]:.1f} (2 cores; >2 means timings are inflated)"
+    )
+    cpu0 = cpu_s()
     report, ingest_s = timed(ingest, [text_dir], store)
+    ingest_cpu = cpu_s() - cpu0
     _, reingest_s = timed(ingest, [text_dir], store)
     rss_ingest = peak_rss_mb()
     print(f"documents                 {report.documents}")
     print(f"pages                     {report.pages:,}")
     print(f"tokens (cl100k)           {report.tokens:,}")
     print(f"ingest                    {ingest_s:.1f} s  ({report.pages / ingest_s:,.0f} pages/s)")
+    print(f"ingest CPU time           {ingest_cpu:.1f} s (all threads and the index child)")
     print(f"re-ingest, unchanged      {reingest_s:.1f} s")
     print(
         f"store size                {dir_size_mb(store):.0f} MB (bm25/ {dir_size_mb(store / 'bm25'):.0f} MB)"
@@ -109,6 +123,7 @@ def main() -> int:
     print(f"recall@5 page  plain      {plain[0]:.1%}   boosted {boosted[0]:.1%}")
     print(f"recall@5 doc   plain      {plain[1]:.1%}   boosted {boosted[1]:.1%}")
     print(f"peak RSS overall          {peak_rss_mb():,.0f} MB")
+    print(f"load average at end       {os.getloadavg()[0]:.1f}")
     return 0
 
 
