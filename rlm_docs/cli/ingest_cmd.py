@@ -43,13 +43,14 @@ def run(args: argparse.Namespace) -> int:
 
     from rlm_docs.ingest import ingest
 
-    report = ingest(
-        args.sources, args.out, format=args.format, separator=args.separator, ocr=args.ocr
-    )
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    with err.status(f"ingesting into {args.out} …"):
+        report = ingest(
+            args.sources, args.out, format=args.format, separator=args.separator, ocr=args.ocr
+        )
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
         return 0
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
     for w in report.warnings:
         err.print(f"[yellow]warning:[/] {w}", markup=True)
     out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
