@@ -4,6 +4,7 @@ A zygote stays alive while any sandbox uses it; idle ones are kept (up to `IDLE_
 recently used first) so that the next sandbox on the same corpus starts in milliseconds.
 """
 
+import contextlib
 import json
 import os
 import socket
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError, RlmDocsError
+from sandbox.context_cache import cache_key
 
 IDLE_KEEP = 2
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -122,8 +124,15 @@ _registry_lock = threading.Lock()
 
 
 def acquire(corpus: str | None, cache_dir: str | None, timeout_s: float) -> Zygote:
-    """The zygote for `corpus` (started if needed), counted as used until `release`."""
-    key = (corpus, cache_dir)
+    """The zygote for `corpus` (started if needed), counted as used until `release`.
+
+    Zygotes are keyed by the store's identity, not only its path: a store rewritten in place
+    (re-ingested) gets a fresh zygote instead of the stale copy."""
+    identity = None
+    if corpus is not None:
+        with contextlib.suppress(OSError):  # not a store: the zygote's load will say why
+            identity = cache_key(Path(corpus))
+    key = (corpus, identity, cache_dir)
     with _registry_lock:
         zygote = _zygotes.get(key)
         if zygote is not None and not zygote.alive():

@@ -155,3 +155,13 @@ def test_host_function_overrides_a_helper_of_the_same_name(store):
     with Sandbox(limits=Limits(wall_s=10), corpus=store, functions=functions) as box:
         assert box.run("search('net income')").stdout == "['host:net income']\n"
         assert box.run("corpus.search('net income', k=1)[0]['file']").stdout == "'beta_filing'\n"
+
+
+def test_rewritten_store_is_not_served_stale(tmp_path):
+    path = tmp_path / "store"
+    Corpus.from_documents({"doc": ["old text"]}).save(path)
+    with Sandbox(limits=Limits(wall_s=10), corpus=path) as box:
+        assert box.run("page('doc', 1)").stdout == "'old text'\n"
+    Corpus.from_documents({"doc": ["new text"]}).save(path)
+    with Sandbox(limits=Limits(wall_s=10), corpus=path) as box:
+        assert box.run("page('doc', 1)").stdout == "'new text'\n"
