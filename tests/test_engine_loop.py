@@ -123,6 +123,13 @@ def test_answer_dict_ends_the_run_in_the_same_turn(store, tmp_path):
     assert pred.steps == 1 and len(root.calls) == 1
 
 
+def test_final_var_of_the_answer_dict_uses_its_content(store, tmp_path):
+    rlm, _ = make_rlm(
+        store, [repl("answer['content'] = ['$55 million']"), "FINAL_VAR(answer)"], tmp_path
+    )
+    assert rlm.ask("Globex net income?").answer == ["$55 million"]
+
+
 def test_code_error_is_fed_back_and_the_model_recovers(store, tmp_path):
     rlm, root = make_rlm(
         store, [repl("x = 1 / 0"), repl("y = ['recovered']"), "FINAL_VAR(y)"], tmp_path

@@ -142,6 +142,8 @@ class RLM:
     ) -> tuple[list[str], list[dict[str, Any]], str]:
         """(answer list, raw citations, how they were obtained) from the run's final value."""
         value = outcome.value
+        if isinstance(value, dict) and set(value) == {"content", "ready"}:
+            value = value["content"]  # FINAL_VAR(answer) on the answer dict itself
         parsed = parse_answer(value) if isinstance(value, str) else from_structured(value)
         if parsed is not None:
             return parsed[0], parsed[1], "structured"
