@@ -47,6 +47,8 @@ ATTACKS = [
     ("coroutine", "async def f():\n    pass", REFUSED),
     ("function_globals", "getattr(lambda: 0, '__globals__')", GUARD),
     ("function_code", "(lambda: 0).__code__", REFUSED),
+    ("match_class_pattern", "match 1:\n    case int(__class__=c):\n        c", REFUSED),
+    ("match_attr_pattern", "import re\nmatch re:\n    case object(enum=e):\n        e", REFUSED),
     # builtins, import, eval, exec, compile
     ("builtins_name", "__builtins__", REFUSED),
     ("dunder_import", "__import__('os')", REFUSED),
