@@ -3,7 +3,9 @@
 Rendering 50k pages means building and joining ~150k Python strings and, for text with any
 non-Latin-1 character, producing a 2-byte-per-char string: seconds per worker start (and per
 restart). The cache stores the string's raw code units (1, 2 or 4 bytes each, CPython's own
-layout) and rebuilds the str with one `PyUnicode_FromKindAndData` copy. Entries are keyed by the
+layout); loading allocates an empty str of the right kind (`PyUnicode_New`, as CPython's own
+string builders do) and reads the file straight into its buffer, with the GIL released and no
+intermediate copy. Entries are keyed by the
 store's table files (path, inode, size, mtime), which change whenever a store is rewritten
 (stores are replaced atomically), and live in `home_dir()/sandbox`; the newest few are kept.
 """
@@ -13,6 +15,7 @@ import ctypes
 import hashlib
 import os
 import struct
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,13 +24,13 @@ from rlm_docs.atomic import atomic_write_bytes
 
 MIN_CHARS = 8_000_000
 KEEP = 3
-_MAGIC = b"RLMCTX1\0"
-_HEADER = struct.Struct("<8sBQ")
-_ENCODINGS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
+_MAGIC = b"RLMCTX2\0"
+_HEADER = struct.Struct("<8sBBQ")  # magic, kind (bytes per char), is-ASCII flag, length
+_MAXCHAR = {(1, True): 0x7F, (1, False): 0xFF, (2, False): 0xFFFF, (4, False): 0x10FFFF}
 
-_from_kind = ctypes.pythonapi.PyUnicode_FromKindAndData
-_from_kind.restype = ctypes.py_object
-_from_kind.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_ssize_t)
+_unicode_new = ctypes.pythonapi.PyUnicode_New
+_unicode_new.restype = ctypes.py_object
+_unicode_new.argtypes = (ctypes.c_ssize_t, ctypes.c_uint32)
 
 
 def cache_key(store: Path) -> str:
@@ -54,15 +57,29 @@ def _code_units(text: str) -> tuple[int, bytes]:
 
 
 def _read(path: Path) -> str | None:
+    """The cached string, or None if the file is missing or not a complete cache entry."""
     try:
         with open(path, "rb") as fh:
-            magic, kind, length = _HEADER.unpack(fh.read(_HEADER.size))
-            data = fh.read()
+            magic, kind, is_ascii, length = _HEADER.unpack(fh.read(_HEADER.size))
+            size = kind * length
+            maxchar = _MAXCHAR.get((kind, bool(is_ascii)))
+            if magic != _MAGIC or maxchar is None:
+                return None
+            if os.fstat(fh.fileno()).st_size != _HEADER.size + size:
+                return None
+            text = _unicode_new(length, maxchar)
+            # The code units follow the str header: getsizeof = header + (length + 1) * kind.
+            start = id(text) + sys.getsizeof(text) - (length + 1) * kind
+            view = memoryview((ctypes.c_char * size).from_address(start)).cast("B")
+            done = 0
+            while done < size:
+                got = fh.readinto(view[done:])
+                if not got:
+                    return None
+                done += got
     except (OSError, struct.error):
         return None
-    if magic != _MAGIC or kind not in _ENCODINGS or len(data) != kind * length:
-        return None
-    return _from_kind(kind, data, length)
+    return text
 
 
 def _prune(directory: Path) -> None:
@@ -101,6 +118,7 @@ class ContextLoader:
         if self.path is not None and len(text) >= self.min_chars:
             kind, data = _code_units(text)
             with contextlib.suppress(OSError):  # a read-only home only costs start-up time
-                atomic_write_bytes(self.path, _HEADER.pack(_MAGIC, kind, len(text)) + data)
+                header = _HEADER.pack(_MAGIC, kind, text.isascii(), len(text))
+                atomic_write_bytes(self.path, header + data)
                 _prune(self.path.parent)
         return text

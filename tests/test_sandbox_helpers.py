@@ -92,7 +92,8 @@ def test_host_side_helpers_match(store):
 
 
 @pytest.mark.parametrize(
-    "text", ["plain ascii", "latin-1 café", "bullets • and ﬁ ligatures", "astral 𝔘 char"]
+    "text",
+    ["plain ascii", "latin-1 café", "bullets • and ﬁ ligatures", "astral 𝔘 char", "lone \ud800"],
 )
 def test_context_cache_round_trip(tmp_path, store, text):
     cache = tmp_path / "cache"
@@ -104,8 +105,21 @@ def test_context_cache_round_trip(tmp_path, store, text):
 
     assert ContextLoader(store, cache, min_chars=0).result(render) == text * 3
     assert len(list(cache.glob("context-*.bin"))) == 1
-    assert ContextLoader(store, cache, min_chars=0).result(render) == text * 3
+    loaded = ContextLoader(store, cache, min_chars=0).result(render)
     assert renders == [1]
+    expected = "".join([text, text, text])  # built independently of the cached object
+    assert loaded == expected and hash(loaded) == hash(expected)
+    assert {expected: 1}[loaded] == 1
+    assert loaded[-1] == text[-1] and len(loaded) == 3 * len(text)
+    assert loaded.encode("utf-8", "surrogatepass") == expected.encode("utf-8", "surrogatepass")
+
+
+def test_truncated_cache_file_is_ignored(tmp_path, store):
+    cache = tmp_path / "cache"
+    ContextLoader(store, cache, min_chars=0).result(lambda: "abc" * 100)
+    entry = next(cache.glob("context-*.bin"))
+    entry.write_bytes(entry.read_bytes()[:-10])
+    assert ContextLoader(store, cache, min_chars=0).result(lambda: "fresh") == "fresh"
 
 
 def test_context_cache_follows_store_rewrites(tmp_path):
