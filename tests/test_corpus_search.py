@@ -133,3 +133,23 @@ def test_query_text_expands_fiscal_years_and_drops_instructions() -> None:
         "2019",
         "2019",
     ]
+
+
+def test_heading_field_prefers_the_statement_over_prose(monkeypatch) -> None:
+    import rlm_docs.corpus.search as search
+
+    statement = "CONSOLIDATED BALANCE SHEETS\n" + "Cash 120 Inventories 340 Total assets 990\n" * 50
+    prose = (
+        "x " * 200
+        + "The balance sheet remained strong; our balance sheet flexibility "
+        + "y " * 100
+    )
+    docs = {
+        "A": [statement],
+        "B": [prose],
+        "C": ["unrelated text " * 40],
+        "D": ["more filler " * 40],
+    }
+    assert Corpus.from_documents(docs).search("balance sheet", k=1)[0].document == "A"
+    monkeypatch.setattr(search, "HEAD_WEIGHT", 0.0)
+    assert Corpus.from_documents(docs).search("balance sheet", k=1)[0].document == "B"
