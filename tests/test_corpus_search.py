@@ -153,3 +153,13 @@ def test_heading_field_prefers_the_statement_over_prose(monkeypatch) -> None:
     assert Corpus.from_documents(docs).search("balance sheet", k=1)[0].document == "A"
     monkeypatch.setattr(search, "HEAD_WEIGHT", 0.0)
     assert Corpus.from_documents(docs).search("balance sheet", k=1)[0].document == "B"
+
+
+def test_store_without_heading_index_still_searches(corpus: Corpus, tmp_path: Path) -> None:
+    import shutil
+
+    path = corpus.save(tmp_path / "store")
+    shutil.rmtree(path / "bm25" / "head")  # as written before the heading field existed
+    assert Corpus.load(path).search("capital expenditures 2018", k=5) == corpus.search(
+        "capital expenditures 2018", k=5
+    )

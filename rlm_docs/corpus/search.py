@@ -29,7 +29,7 @@ dropped (`QUERY_STOPWORDS`); they would otherwise pull in pages of unrelated pro
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,12 +112,16 @@ def _bm25(ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25:
     return retriever
 
 
+def _head_index(texts: Sequence[str], tok: "Tokenizer") -> bm25s.BM25:
+    # Heading words were all seen in the bodies; a word cut at the edge is simply dropped.
+    return _bm25([tok.ids(page_head(t), grow=False) for t in texts], tok.vocab)
+
+
 def build_index(texts: Sequence[str], out: Path | None = None) -> Index:
     """Index page `texts`; save to `out` (with the tokenizer settings) when given."""
     tok = Tokenizer()
     body = _bm25([tok.ids(t) for t in texts], tok.vocab)
-    # Heading words were all seen in the bodies; a word cut at the edge is simply dropped.
-    head = _bm25([tok.ids(page_head(t), grow=False) for t in texts], tok.vocab)
+    head = _head_index(texts, tok)
     if out is not None:
         body.save(out, show_progress=False)
         head.save(out / "head", show_progress=False)
@@ -125,15 +129,18 @@ def build_index(texts: Sequence[str], out: Path | None = None) -> Index:
     return Index(body, head)
 
 
-def load_index(path: Path) -> Index:
-    """The memory-mapped indexes saved by `build_index`; CorpusError naming the directory."""
+def load_index(path: Path, texts: Callable[[], Sequence[str]]) -> Index:
+    """The memory-mapped indexes saved by `build_index` (CorpusError naming the directory).
+    Stores written before the heading field existed get it built in memory from `texts()`."""
     try:
-        return Index(
-            bm25s.BM25.load(path, mmap=True, show_progress=False, verbosity=0),
-            bm25s.BM25.load(path / "head", mmap=True, show_progress=False, verbosity=0),
-        )
+        body = bm25s.BM25.load(path, mmap=True, show_progress=False, verbosity=0)
+        if (path / "head").is_dir():
+            head = bm25s.BM25.load(path / "head", mmap=True, show_progress=False, verbosity=0)
+        else:
+            head = _head_index(texts(), Tokenizer(body.vocab_dict))
     except (OSError, ValueError) as exc:
         raise CorpusError(f"{path}: cannot load the BM25 index ({exc})") from None
+    return Index(body, head)
 
 
 def snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
@@ -190,7 +197,7 @@ class Searcher:
     def open(cls, corpus: "Corpus") -> "Searcher":
         path = corpus.path / "bm25" if corpus.path is not None else None
         if path is not None and path.is_dir():
-            index = load_index(path)
+            index = load_index(path, corpus._text.to_pylist)
         else:
             index = build_index(corpus._text.to_pylist())
         n = int(corpus._counts.sum())
