@@ -81,3 +81,16 @@ def test_root_policy_turns():
     assert client.complete([system, first, assistant, failed]).text == (
         "FINAL(No answer found in the documents.)"
     )
+
+
+def test_baseline_prompts_are_answered_by_the_baseline_policy():
+    """`make_client("offline")` itself dispatches `[rlm-docs:baseline NAME]` requests."""
+    from rlm_docs.systems.prompts import fill
+
+    client = make_client("offline")
+    system = {"role": "system", "content": fill("bm25_agent", k=5, max_iterations=10)}
+    question = {"role": "user", "content": "How many employees did Globex have in 2021?"}
+    assert detect_role([system, question]) == "baseline"
+    reply = client.complete([system, question])
+    assert reply.text.startswith("SEARCH: ") and "globex" in reply.text
+    assert reply.cost_usd == 0.0 and reply.usage.input_tokens > 0

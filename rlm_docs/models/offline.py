@@ -17,6 +17,8 @@ governor, trajectories) with no network. Its role is read from the request:
   `context` instead of searching.
 - **extract**: the first message starts with `[rlm-docs:extract]`; the reply is the JSON of a
   deterministic parse of the response (`rlm_docs.engine.extract.heuristic_answer`).
+- **baseline**: the first message starts with `[rlm-docs:baseline NAME]` (the `bm25-agent` and
+  `static-rag` prompts); the reply comes from `offline_baselines.baseline_reply`.
 - **sub** (anything else): an extractive reader. The prompt's `Question:` line (else its first
   line) is the question, the rest the passage; the reply is the best-matching sentences or
   table rows, verbatim (numbers and units kept), best first.
@@ -34,6 +36,7 @@ from rlm_docs.models.base import Completion, Usage
 from rlm_docs.tokens import count_message_tokens, count_tokens
 
 ROOT_MARKER = "[rlm-docs:root"
+BASELINE_MARKER = "[rlm-docs:baseline"
 EXTRACT_MARKER = "[rlm-docs:extract]"
 READY_MARKER = "OFFLINE_ANSWER_READY"
 NOT_FOUND = "NO RELEVANT TEXT"
@@ -369,10 +372,12 @@ def extract_reply(messages: list[dict]) -> str:
 
 
 def detect_role(messages: list[dict]) -> str:
-    """`root`, `extract` or `sub`, from the marker line of the first message."""
+    """`root`, `baseline`, `extract` or `sub`, from the marker line of the first message."""
     first = str(messages[0].get("content", "")) if messages else ""
     if first.startswith(ROOT_MARKER):
         return "root"
+    if first.startswith(BASELINE_MARKER):
+        return "baseline"
     if EXTRACT_MARKER in first:
         return "extract"
     return "sub"
@@ -403,6 +408,10 @@ class OfflineClient:
         role = detect_role(messages)
         if role == "root":
             text = root_reply(messages)
+        elif role == "baseline":
+            from rlm_docs.models.offline_baselines import baseline_reply
+
+            text = baseline_reply(messages)
         elif role == "extract":
             text = extract_reply(messages)
         else:

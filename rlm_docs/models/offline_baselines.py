@@ -1,8 +1,7 @@
 """The `offline` model's policy for the baseline systems (`bm25-agent`, `static-rag`).
 
-Baseline prompts start with `[rlm-docs:baseline NAME]`; `offline.py` hands such requests here.
-Until `offline.py` dispatches on that marker itself, the baseline systems use
-`OfflineBaselineClient`, the offline client with this policy in front of it.
+Baseline prompts start with `[rlm-docs:baseline NAME]`; the offline client (`offline.py`)
+recognises that marker and hands such requests here, so baselines use `offline` like any model.
 The policy is deliberately simple and deterministic, so baseline runs exercise the real search,
 governor and scoring code without a model:
 
@@ -19,14 +18,10 @@ otherwise the line itself.
 
 import json
 import re
-import time
-from typing import Any
 
 from rlm_docs.models import offline
-from rlm_docs.models.base import Completion, Usage
-from rlm_docs.tokens import count_message_tokens, count_tokens
+from rlm_docs.models.offline import BASELINE_MARKER
 
-BASELINE_MARKER = "[rlm-docs:baseline"
 _PAGE = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]\n(.*?)\n\[END PAGE\]", re.M | re.S)
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 MAX_SEARCHES = 4
@@ -109,31 +104,3 @@ def baseline_reply(messages: list[dict]) -> str:
     if first.startswith(BASELINE_MARKER + " bm25-agent]"):
         return bm25_agent_reply(messages)
     return static_rag_reply(messages)
-
-
-class OfflineBaselineClient(offline.OfflineClient):
-    """The `offline` model for baseline systems: baseline prompts get `baseline_reply`,
-    anything else (e.g. a judge or extract request) the ordinary offline policy."""
-
-    def complete(
-        self,
-        messages: list[dict],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        **params: Any,
-    ) -> Completion:
-        if not is_baseline(messages):
-            return super().complete(
-                messages, temperature=temperature, max_tokens=max_tokens, **params
-            )
-        start = time.perf_counter()
-        text = baseline_reply(messages)
-        return Completion(
-            text=text,
-            usage=Usage(count_message_tokens(messages), count_tokens(text), 0),
-            model=self.model,
-            latency_s=time.perf_counter() - start,
-            cost_usd=0.0,
-            usage_source="tiktoken",
-        )

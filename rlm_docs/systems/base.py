@@ -16,7 +16,7 @@ from rlm_docs.engine.trajectory import Trajectory, trajectory_file
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Budget, Governor, Ledger
-from rlm_docs.models import Client, make_client, parse_spec
+from rlm_docs.models import Client, make_client
 
 _REGISTRY = {
     "rlm": "rlm_docs.systems.rlm_system:RlmSystem",
@@ -58,11 +58,8 @@ def make_system(name: str, config: SystemConfig) -> System:
 
 
 def baseline_client(spec: str) -> Client:
-    """The client for a baseline's model string; `offline` gets the baseline policy."""
-    if parse_spec(spec).backend == "offline":
-        from rlm_docs.models.offline_baselines import OfflineBaselineClient
-
-        return OfflineBaselineClient()
+    """The client for a baseline's model string: the same as for the RLM (the `offline` model
+    recognises baseline prompts itself)."""
     return make_client(spec)
 
 
