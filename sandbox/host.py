@@ -55,6 +55,8 @@ def _death_reason(returncode: int | None, limits: Limits) -> str:
 def _stop_worker(zygote: Zygote, pid: int, workdir: str, fds: list[int]) -> int | None:
     """Kill a worker, reap it through its zygote (its exit code, if known), free its pipes
     and directory. Also the finalizer of a sandbox that was never closed."""
+    if zygote.owner != os.getpid():  # a forked copy of the host: the worker is the parent's
+        return None
     code = None
     with contextlib.suppress(OSError, ValueError):
         if zygote.alive():

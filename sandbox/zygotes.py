@@ -49,6 +49,7 @@ class Zygote:
 
     def __init__(self, corpus: str | None, cache_dir: str | None, timeout_s: float) -> None:
         self.users = 0
+        self.owner = os.getpid()
         self._lock = threading.Lock()
         host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_fd, log_path = tempfile.mkstemp(prefix="rlm-sandbox-log-")
@@ -118,9 +119,27 @@ class Zygote:
             self._proc.wait()
         os.close(self._log_fd)
 
+    def forget(self) -> None:
+        """In a forked copy of the host: drop the inherited socket without telling the zygote
+        (it belongs to the parent process)."""
+        self._sock.detach()
+        self.owner = -1
+
 
 _zygotes: "OrderedDict[tuple, Zygote]" = OrderedDict()
 _registry_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """A forked host process starts its own zygotes; the parent's stay the parent's."""
+    global _registry_lock
+    _registry_lock = threading.Lock()
+    for zygote in _zygotes.values():
+        zygote.forget()
+    _zygotes.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def acquire(corpus: str | None, cache_dir: str | None, timeout_s: float) -> Zygote:

@@ -230,3 +230,20 @@ def test_closed_sandbox_refuses_work():
 def test_memory_limit_below_the_worker_size_is_a_clear_error():
     with pytest.raises(SandboxError, match="Limits.memory_mb=64 is too small"):
         Sandbox(limits=Limits(memory_mb=64))
+
+
+def test_forked_host_neither_shares_nor_stops_the_parents_worker():
+    with Sandbox(limits=Limits(wall_s=10)) as box:
+        box.run("kept = 7")
+        pid = os.fork()
+        if pid == 0:  # child: its own sandbox works; closing the inherited one is harmless
+            code = 1
+            try:
+                with Sandbox(limits=Limits(wall_s=10)) as mine:
+                    code = 0 if mine.run("6 * 7").stdout == "42\n" else 2
+                box.close()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert box.run("kept").stdout == "7\n"
