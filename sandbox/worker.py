@@ -157,15 +157,15 @@ class Worker:
         filename = f"<cell {self.cells}>"
         self.sources[filename] = code.splitlines()
         self.output = Output(self.output_limit)
-        error = None
-        saved = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = self.output
         try:
             compiled = compile_cell(code, filename)
         except SyntaxError as exc:
             return {"op": "done", "stdout": "", "error": format_syntax_error(exc, code)}
         except (RecursionError, MemoryError, ValueError) as exc:  # e.g. absurdly nested code
             return {"op": "done", "stdout": "", "error": f"{type(exc).__name__}: {exc}"}
+        error = None
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = self.output
         try:
             exec(compiled, self.namespace)
         except BaseException as exc:  # the cell's failure is reported, the worker goes on
@@ -223,7 +223,7 @@ class Worker:
             try:
                 reply = self.handle(request)
                 encoded = protocol.encode(reply)
-            except (TypeError, ValueError, RecursionError, MemoryError) as exc:
+            except Exception as exc:  # e.g. a value get() cannot copy
                 encoded = protocol.encode(
                     {"op": "error", "type": type(exc).__name__, "message": str(exc)}
                 )

@@ -247,3 +247,11 @@ def test_forked_host_neither_shares_nor_stops_the_parents_worker():
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         assert box.run("kept").stdout == "7\n"
+
+
+def test_get_of_an_uncopyable_value_is_an_error_not_a_crash(sb):
+    sb.run("deep = []\nfor i in range(200):\n    deep = [deep]")
+    pid = sb.pid
+    with pytest.raises(ValueError, match="nested too deeply"):
+        sb.get("deep")
+    assert sb.pid == pid and sb.get("total") == 5
