@@ -30,6 +30,7 @@ MANIFEST = "manifest.json"
 DOCUMENTS = "documents.parquet"
 PAGES = "pages.parquet"
 BM25_DIR = "bm25"
+TOKEN_CHUNK = 2048  # pages per token-counting batch
 PARALLEL_MIN_CHARS = 2_000_000  # smaller corpora index in-process (a fork costs more)
 
 DOCUMENTS_SCHEMA = pa.schema(
@@ -53,9 +54,13 @@ PAGES_SCHEMA = pa.schema(
 
 
 def fill_tokens(docs: list[Document]) -> None:
-    """Count tokens for every document that has no counts yet (one batched, threaded pass)."""
+    """Count tokens for every document that has no counts yet (batched, threaded; in chunks so
+    the encoder's token lists never pile up in memory)."""
     todo = [d for d in docs if d.tokens is None]
-    counts = count_tokens_batch([p for d in todo for p in d.pages])
+    texts = [p for d in todo for p in d.pages]
+    counts: list[int] = []
+    for i in range(0, len(texts), TOKEN_CHUNK):
+        counts.extend(count_tokens_batch(texts[i : i + TOKEN_CHUNK]))
     i = 0
     for d in todo:
         d.tokens = counts[i : i + len(d.pages)]
