@@ -172,3 +172,11 @@ def test_failing_index_child_is_an_error_and_keeps_old_store(
     with pytest.raises(RlmDocsError, match="building the BM25 index failed"):
         ingest([src], out)
     assert Corpus.load(out).page("filing", 2).startswith("Item 1. Business")
+
+
+def test_store_inside_a_source_directory_is_not_ingested(src: Path) -> None:
+    out = src / "store"
+    ingest([src], out)
+    report = ingest([src], out)
+    assert report.skipped == 5 and not report.written
+    assert Corpus.load(out).total_pages == 16

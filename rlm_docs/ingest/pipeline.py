@@ -39,9 +39,11 @@ class IngestReport:
         return {**asdict(self), "path": str(self.path)}
 
 
-def discover(sources: list[str | Path]) -> list[Path]:
+def discover(sources: list[str | Path], exclude: Path | None = None) -> list[Path]:
     """Files named by `sources`; directories are searched recursively for supported files
-    (hidden entries skipped) in sorted order. Duplicates are dropped."""
+    (hidden entries and anything under `exclude`, the output store, skipped) in sorted order.
+    Duplicates are dropped."""
+    skip = exclude.resolve() if exclude is not None else None
     files: list[Path] = []
     for src in sources:
         path = Path(src)
@@ -52,6 +54,7 @@ def discover(sources: list[str | Path]) -> list[Path]:
                 if p.is_file()
                 and supported(p)
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                and (skip is None or not p.resolve().is_relative_to(skip))
             )
             if not found:
                 raise IngestError(f"{path}: no .pdf/.json/.md/.txt files in this directory")
@@ -107,7 +110,7 @@ def ingest(
     options = Options(format, separator, ocr)
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
-    files = discover(list(sources))
+    files = discover(list(sources), exclude=out)
     old, previous = _previous(out)
     docs: list[Document] = []
     entries: list[dict] = []
