@@ -15,7 +15,7 @@ from typing import Any
 
 from rlm_docs.errors import CorpusError, RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
-from rlm_docs.models import Client, Completion, make_client
+from rlm_docs.models import Client, Completion
 
 # (prompt, context) -> (answer text, the child run's trajectory records)
 Spawn = Callable[[str, str | None], tuple[str, list[dict[str, Any]]]]
@@ -39,15 +39,20 @@ class HostFunctions:
         *,
         corpus: Any = None,
         spawn: Spawn | None = None,
+        allowed: list[Client] | None = None,
     ) -> None:
         self.gov = gov
         self.sub_client = sub_client
+        # Model code may pick a model only among those the operator configured: a free-form
+        # spec would let prompt-injected code send the host's API key to a URL of its choice.
+        # On a name clash the sub-model wins (it is what `llm_query` means by default).
+        clients = [*(allowed or []), sub_client]
+        self._allowed = {c.model: c for c in clients} | {c.spec: c for c in clients}
         self.corpus = corpus
         self.spawn = spawn
         self.calls: list[dict[str, Any]] = []
         self.cited: list[dict[str, Any]] = []
         self.variables: dict[str, str] = {}
-        self._clients: dict[str, Client] = {}
         self._lock = threading.Lock()
 
     def functions(self) -> dict[str, Callable[..., Any]]:
@@ -63,10 +68,12 @@ class HostFunctions:
     def _client(self, model: str | None) -> Client:
         if not model:
             return self.sub_client
-        with self._lock:
-            if model not in self._clients:
-                self._clients[model] = make_client(model)
-            return self._clients[model]
+        if not isinstance(model, str) or model not in self._allowed:
+            names = ", ".join(sorted({c.spec for c in self._allowed.values()}))
+            raise PermissionError(
+                f"llm_query: model {model!r} is not configured for this run; use one of: {names}"
+            )
+        return self._allowed[model]
 
     def _record(self, kind: str, prompt: str, **fields: Any) -> None:
         with self._lock:

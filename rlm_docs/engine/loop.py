@@ -121,7 +121,9 @@ class Run:
         self.context = context
         self.question_id = question_id
         spawn = self._spawn if gov.depth < gov.budget.max_depth else None
-        self.host = HostFunctions(gov, settings.sub_client, corpus=corpus, spawn=spawn)
+        self.host = HostFunctions(
+            gov, settings.sub_client, corpus=corpus, spawn=spawn, allowed=[settings.client]
+        )
         self.max_steps = gov.budget.max_steps
         self.traj = Trajectory(
             root_model=settings.client.model,
