@@ -94,6 +94,23 @@ EXPANSIONS = {
     "liquidity": "current assets current liabilities",
     "leverage": "debt equity",
 }
+# Page-heading patterns of the three primary statements, and the words (statement names or
+# line items) in a question that say which statement holds its answer.
+STATEMENT_TITLES = {
+    "balance": r"balance sheets?|financial position|financial condition",
+    "income": r"statements? of (?:consolidated )?(?:income|operations|earnings)|income statements?",
+    "cash": r"statements? of (?:consolidated )?cash flows?",
+}
+STATEMENT_CUES = {
+    "balance": r"balance sheet|financial position|inventor|total assets|current (?:assets|"
+    r"liabilities)|ppne|pp&e|working capital|accounts payable|receivable|quick ratio",
+    "income": r"income statement|statement of income|p&l|statement of operations|revenue|"
+    r"net sales|cogs|cost of (?:goods|sales|revenue)|operating income|gross (?:margin|profit)|"
+    r"net income|net earnings|\beps\b|earnings per share",
+    "cash": r"cash flow|operating activities|capex|capital expenditure|depreciation|free cash|"
+    r"dividends paid|cash from operations",
+}
+_ORDINAL_QUARTER = {"first": "1", "second": "2", "third": "3", "fourth": "4"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"])")
 
 
@@ -122,6 +139,49 @@ def words(text: str) -> list[str]:
 def years(text: str) -> list[str]:
     """Four-digit years mentioned (`FY2018` and `2018` alike)."""
     return list(dict.fromkeys(re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", text)))
+
+
+def proper_words(text: str) -> list[str]:
+    """Capitalised words (lowercased) that are not boilerplate: candidate company names or
+    abbreviations ("JPM", "MGM") whose prefix may start a document name."""
+    found = re.findall(r"\b[A-Z][A-Za-z0-9&]*", text)
+    return list(dict.fromkeys(w.lower() for w in found if w.lower() not in _STOP))
+
+
+def quarter_of(text: str) -> str:
+    """The fiscal quarter named ("Q2", "second quarter"; a first half "H1" ends with Q2), or ""."""
+    low = text.lower()
+    found = re.search(r"\bq([1-4])\b", low)
+    if found:
+        return found.group(1)
+    found = re.search(r"\b(first|second|third|fourth) (?:fiscal )?quarter", low)
+    if found:
+        return _ORDINAL_QUARTER[found.group(1)]
+    return "2" if re.search(r"\bh1\b|first half", low) else ""
+
+
+def asked_unit(text: str) -> str:
+    """The scale an amount is asked in ("Answer in USD billions" -> "billions"), or ""."""
+    found = re.search(r"\b(?:usd|us\$|\$|dollars?)\s*(thousands|millions|billions)\b", text, re.I)
+    found = found or re.search(r"\bin (?:units of )?(thousands|millions|billions)\b", text, re.I)
+    return found.group(1).lower() if found else ""
+
+
+def asked_decimals(text: str) -> int | None:
+    """Decimal places asked for ("round to two decimal places" -> 2), else None."""
+    found = re.search(r"(\w+) decimal places?", text, re.I)
+    if not found:
+        return None
+    word = found.group(1).lower()
+    digits = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4}
+    return int(word) if word.isdigit() else digits.get(word)
+
+
+def statement_titles(text: str) -> list[str]:
+    """Heading patterns of the financial statements a question names or whose line items it
+    asks about (see STATEMENT_CUES)."""
+    low = text.lower()
+    return [STATEMENT_TITLES[k] for k, cue in STATEMENT_CUES.items() if re.search(cue, low)]
 
 
 def _stem(word: str) -> str:
@@ -173,7 +233,12 @@ def read(prompt: str, limit: int = 3) -> str:
     else:
         head, _, rest = prompt.partition("\n")
         question, passage = head, rest or head
-    wanted = {_stem(t) for t in terms(question)}
+    # The company's own name is on every page of its filing: it tells no row from another.
+    doc = re.search(r"^Document:\s*(\S+)", prompt, re.MULTILINE)
+    own = (
+        set(re.split(r"[^a-z0-9]+", doc.group(1).lower())) - set(years(question)) if doc else set()
+    )
+    wanted = {_stem(t) for t in terms(question) if t not in own}
     quantitative = bool(_QUANT.search(question))
     lines = passage.splitlines()
     scored = []
@@ -198,16 +263,23 @@ def _root_code(question: str, has_corpus: bool) -> str:
         f"years = {years(question)!r}\n"
         f"words = {words(question)!r}\n"
         f"quantitative = {bool(_QUANT.search(question))!r}\n"
+        f"proper = {proper_words(question)!r}\n"
+        f"quarter = {quarter_of(question)!r}\n"
+        f"titles = {statement_titles(question)!r}\n"
+        f"unit = {asked_unit(question)!r}\n"
+        f"decimals = {asked_decimals(question)!r}\n"
+        f"usd = {bool(re.search(r'usd|dollar|[$]', question, re.I))!r}\n"
     )
     return header + (_CORPUS_CODE if has_corpus else _CONTEXT_CODE)
 
 
 _SCORING_CODE = """
-def score_reading(text, rank):
+def score_reading(text, rank, doc=""):
     if text.startswith("NO RELEVANT TEXT"):
         return -1.0
     first = text.splitlines()[0].lower()
-    covered = sum(1 for t in terms if t[:6] in first)
+    own = set(re.split(r"[^a-z0-9]+", doc.lower())) - set(years)
+    covered = sum(1 for t in terms if t[:6] in first and t not in own)
     has_number = re.search(r"\\d", first) is not None
     has_cell = re.search(r"\\[(?:19|20)\\d\\d: ", first) is not None
     return covered + (1.0 if quantitative and has_number else 0.0) + has_cell - 0.1 * rank
@@ -235,30 +307,66 @@ _CORPUS_CODE = (
     f"NUMBER = {_NUMBER.pattern!r}\n"
     f"STATEMENTS = {STATEMENTS!r}\n"
     + """
-# 1. Locate: documents whose names hold the company (words run together, e.g.
-#    "Kraft Heinz" -> KRAFTHEINZ_2019_10K) and the question's year.
-names = [f["name"] for f in files()]
-joined = set()
+# 1. Locate the filing. Names look like COMPANY_YEAR[Qn]_KIND: keep the documents of the
+#    company the question names (its words run together, or a capitalised prefix such as
+#    "JPM" for JPMORGAN), then prefer the kind of filing asked for (annual report unless a
+#    quarter, 8-K or earnings release is named), the latest year named (or the nearest
+#    earlier one; the latest filing when no year is named) and the global search's votes.
+def parse_name(name):
+    parts = [p for p in re.split(r"[_\\s]+", name.lower()) if p]
+    for i, part in enumerate(parts):
+        m = re.match(r"^((?:19|20)\\d\\d)(q[1-4])?$", part)
+        if m and i > 0:
+            kind = re.sub(r"[^a-z0-9]", "", parts[i + 1]) if i + 1 < len(parts) else ""
+            company = re.sub(r"[^a-z0-9]", "", "".join(parts[:i]))
+            initials = "".join(p[0] for p in parts[:i]) if i > 1 else ""
+            return company, int(m.group(1)), m.group(2) or "", kind, initials
+    return re.sub(r"[^a-z0-9]", "", name.lower()), None, "", "", ""
+joined = set(words)
 for i in range(len(words)):
-    for j in range(i + 1, min(i + 4, len(words)) + 1):
+    for j in range(i + 2, min(i + 4, len(words)) + 1):
         joined.add("".join(words[i:j]))
-def name_score(name):
-    parts = [p for p in re.split(r"[^a-z0-9]+", name.lower()) if p]
-    if not parts:
-        return 0
-    score = 0
-    if parts[0] in joined:
-        score = 3
-    elif any(len(w) >= 4 and parts[0].startswith(w) for w in words):
-        score = 2
-    if score and any(p[:4] in years for p in parts[1:]):
-        score += 1
-    return score
-ranked_docs = sorted(names, key=lambda n: -name_score(n))
-top_score = name_score(ranked_docs[0]) if ranked_docs else 0
-likely = [n for n in ranked_docs[:3] if top_score >= 2 and name_score(n) == top_score]
-queries = [" ".join(terms)]
+def company_score(company, initials=""):
+    # Full name, capitalised prefix ("JPM"), or initials joined by n/& ("JnJ", "J&J").
+    if company in joined:
+        return 2
+    if any(len(w) >= 3 and company.startswith(w) for w in proper):
+        return 1
+    return 1 if initials and any(re.sub(r"(?<=.)[n&](?=.)", "", w) == initials
+                                 for w in proper) else 0
 low = question.lower()
+if re.search(r"\\b8-?k\\b", low):
+    kinds = {"8k"}
+elif quarter:
+    kinds = {"10q", "earnings"}
+elif re.search(r"\\bearnings (?:release|report|call)|press release", low):
+    kinds = {"earnings"}
+else:
+    kinds = {"10k", "annualreport"}
+target = max(int(y) for y in years) if years else None
+def year_fit(year):
+    if year is None:
+        return -100.0
+    if target is None:
+        return year / 10000
+    return -abs(year - target) - (0.5 if year > target else 0.0)
+votes = {}
+for rank, h in enumerate(search(question, k=20)):
+    votes[h["file"]] = votes.get(h["file"], 0.0) + 1 / (1 + rank)
+info = {n: parse_name(n) for n in (f["name"] for f in files())}
+best_company = max((company_score(i[0], i[4]) for i in info.values()), default=0)
+def doc_key(n):
+    company, year, q, kind, _ = info[n]
+    return (kind in kinds, (q == "q" + quarter) if quarter else True, year_fit(year),
+            votes.get(n, 0.0))
+owned = [n for n, i in info.items() if best_company and company_score(i[0], i[4]) == best_company]
+likely = sorted(owned, key=doc_key, reverse=True)[:2]
+doc_weight = dict(zip(likely, (1.0, 0.3)))
+print("likely filings:", likely)
+
+# 2. Pages: search inside the likely filings for the question's terms and for the title of
+#    the financial statement it names; pages that look like that statement get a bonus.
+queries = [" ".join(terms)]
 for key, title in STATEMENTS.items():
     if key in low:
         queries.append(title + " " + queries[0])
@@ -275,10 +383,20 @@ def local_query(q, doc):
     return " ".join(kept) or q
 for d in likely:
     for q in queries:
-        add(search(local_query(q, d), k=8, doc=d), name_score(d) / 4)
-for q in queries[:1]:
-    add(search(q, k=8), 0.2 if likely else 1.0)
-best_pages = sorted(pool, key=lambda k: -pool[k])[:READ_PAGES]
+        add(search(local_query(q, d), k=8, doc=d), doc_weight[d])
+if not likely:
+    add(search(question, k=8), 1.0)
+def statement_bonus(d, p):
+    # A statement page: a short heading line near the top holds the statement title (spaces
+    # ignored: extraction splits words), and many short lines hold two or more numbers.
+    lines = [line for line in page(d, p).splitlines() if len(line) < 200]
+    head = re.sub(r"[\\s*#_]+", "", " ".join(lines[:15]).lower())
+    numeric = sum(1 for line in lines if len(re.findall(r"\\d[\\d,]*", line)) >= 2)
+    if numeric >= 10 and any(re.search(re.sub(r"\\s+", "", t), head) for t in titles):
+        return 1.0
+    return 0.3 if quantitative and numeric >= 15 else 0.0
+bonus = {key: statement_bonus(*key) * doc_weight.get(key[0], 0.3) for key in pool}
+best_pages = sorted(pool, key=lambda k: -pool[k] - bonus[k])[:READ_PAGES]
 print("candidate pages:", best_pages)
 
 # 2. Read: one extractive sub-call per page, concurrently.
@@ -292,14 +410,37 @@ values = [pick_value(r) for r in readings]
 scores = []
 for i, r in enumerate(readings):
     agree = sum(1 for j, v in enumerate(values) if j != i and v and v == values[i])
-    scores.append(score_reading(r, i) + 0.5 * agree)
+    d = best_pages[i][0]
+    primary = 3 * doc_weight.get(d, 0.3) if likely else 0.0
+    scores.append(score_reading(r, i, d) + 0.5 * agree + 2 * bonus.get(best_pages[i], 0.0) + primary)
 for (d, p), s, r in zip(best_pages, scores, readings):
     print(f"{d} p.{p} score={s:.2f}: {r.splitlines()[0][:160]}")
+SCALE = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+def page_scale(text):
+    found = re.search(r"\\bin (thousands|millions|billions)\\b|\\((thousands|millions|billions)\\)",
+                      text, re.IGNORECASE)
+    return SCALE[(found.group(1) or found.group(2)).lower()] if found else None
+def formatted(value, text):
+    # An amount read from a table goes into the unit and rounding the question asks for;
+    # "(1,234)" is negative; the $ sign is kept (and added when a USD unit is asked).
+    m = re.fullmatch(r"\\(?\\s*(\\$?)\\s*(-?[\\d,]*\\.?\\d+)\\s*\\)?", value.strip())
+    if not m or not unit:
+        return value
+    number = float(m.group(2).replace(",", ""))
+    if value.strip().startswith("("):
+        number = -number
+    scale = page_scale(text)
+    if scale:
+        number = number * scale / SCALE[unit]
+    places = decimals if decimals is not None else (2 if abs(number) < 100 else 0)
+    sign, dollar = "-" if number < 0 else "", "$" if "$" in value or usd else ""
+    return f"{sign}{dollar}{abs(number):.{places}f}"
 if scores and max(scores) > 0:
     i = scores.index(max(scores))
     d, p = best_pages[i]
     cite(d, p)
-    final_answer = {"answer": [values[i]], "citations": [{"file": d, "page": p}]}
+    value = formatted(values[i], page(d, p))
+    final_answer = {"answer": [value], "citations": [{"file": d, "page": p}]}
 else:
     final_answer = {"answer": [], "citations": []}
 print("ANSWER:", final_answer["answer"], final_answer["citations"])

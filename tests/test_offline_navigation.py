@@ -1,0 +1,95 @@
+"""The offline root policy picks the filing the question names, reads the financial statement
+page it needs, and states amounts in the unit the question asks for."""
+
+import pytest
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine import RLM
+from rlm_docs.models.offline import (
+    asked_decimals,
+    asked_unit,
+    proper_words,
+    quarter_of,
+    statement_titles,
+)
+
+_ROWS = [
+    ("Net sales", "412,345", "398,100"),
+    ("Cost of sales", "(250,000)", "(240,600)"),
+    ("Gross profit", "162,345", "157,600"),
+    ("Selling, general and administrative", "60,010", "58,200"),
+    ("Research and development", "20,500", "19,900"),
+    ("Operating income", "81,835", "79,500"),
+    ("Interest expense", "(4,100)", "(4,300)"),
+    ("Other income, net", "1,200", "900"),
+    ("Income before income taxes", "78,935", "76,100"),
+    ("Provision for income taxes", "(16,500)", "(15,900)"),
+    ("Net income", "62,435", "60,200"),
+    ("Diluted shares", "10,100", "10,050"),
+]
+STATEMENT = (
+    "ACME CORP\nCONSOLIDATED STATEMENTS OF OPERATIONS\n(in thousands)\n"
+    "                                          2020          2019\n"
+    + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in _ROWS)
+)
+NARRATIVE = (
+    "Management's discussion. Net sales grew in 2020 as customers bought more widgets; "
+    "net sales were helped by pricing, and we expect net sales to keep growing."
+)
+DOCS = {
+    "ACME_2019_10K": ["Acme 2019 annual report.", NARRATIVE.replace("2020", "2019"), "Risks."],
+    "ACME_2020_10K": ["Acme 2020 annual report.", NARRATIVE, STATEMENT, "Employees: 900."],
+    "ACME_2020Q2_10Q": [
+        "Acme quarterly report, second quarter 2020.",
+        "Net sales for the second quarter of 2020 were $101.5 million.",
+    ],
+    "GLOBEX_2020_10K": ["Globex annual report 2020.", "Net sales were $9,000 million in 2020."],
+    "JOHNSON_JOHNSON_2020_10K": ["Johnson & Johnson 2020.", "Worldwide employees: 134,500."],
+}
+
+
+@pytest.fixture(scope="module")
+def rlm(tmp_path_factory: pytest.TempPathFactory) -> RLM:
+    store = Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("nav") / "store")
+    return RLM(store, model="offline")
+
+
+def test_statement_cell_of_the_named_year_in_the_asked_unit(rlm):
+    q = "Using the income statement, what were Acme's FY2020 net sales? Answer in USD millions."
+    pred = rlm.ask(q)
+    assert pred.citations == [{"file": "ACME_2020_10K", "page": 3}]
+    assert pred.answer == ["$412"]  # 412,345 thousands -> millions, the 2020 column
+
+
+def test_rounding_and_negative_amounts(rlm):
+    q = (
+        "What was Acme's FY2019 cost of sales in USD billions? "
+        "Round your answer to three decimal places."
+    )
+    pred = rlm.ask(q)
+    assert pred.citations == [{"file": "ACME_2020_10K", "page": 3}]
+    assert pred.answer == ["-$0.241"]
+
+
+def test_quarter_question_reads_the_quarterly_filing(rlm):
+    pred = rlm.ask("What were Acme's net sales in Q2 of FY2020?")
+    assert pred.citations == [{"file": "ACME_2020Q2_10Q", "page": 2}]
+    assert pred.answer == ["$101.5 million"]
+
+
+def test_company_initials_find_the_filing(rlm):
+    pred = rlm.ask("How many employees did JnJ have worldwide?")
+    assert pred.citations == [{"file": "JOHNSON_JOHNSON_2020_10K", "page": 2}]
+    assert pred.answer == ["134,500"]
+
+
+def test_question_parsing_helpers():
+    q = "What is JPM's FY2018 capex? Answer in USD billions. Round to two decimal places."
+    assert asked_unit(q) == "billions" and asked_decimals(q) == 2
+    assert "jpm" in proper_words(q) and "what" not in proper_words(q)
+    assert asked_unit("What was revenue?") == "" and asked_decimals("What was revenue?") is None
+    assert quarter_of("in the second fiscal quarter of 2023") == "2"
+    assert quarter_of("Q3 FY2022") == "3" and quarter_of("H1 FY2023") == "2"
+    assert quarter_of("FY2022") == ""
+    assert len(statement_titles("net PPNE shown in the balance sheet")) == 1
+    assert statement_titles("Who is the CEO?") == []
