@@ -8,12 +8,26 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once at import: os.umask is process-wide, so toggling it later would race other threads.
+_UMASK = _read_umask()
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to a temp file beside `path`, fsync it, then rename over `path`."""
+    """Write `data` to a temp file beside `path`, fsync it, then rename over `path`.
+
+    The file gets the permissions a plain `open(path, "w")` would give (mkstemp's are 0600).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -39,6 +53,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    tmp.chmod(0o777 & ~_UMASK)
     try:
         yield tmp
     except BaseException:
