@@ -8,6 +8,7 @@ from rlm_docs.engine import RLM
 from rlm_docs.models.offline import (
     asked_decimals,
     asked_unit,
+    computation,
     proper_words,
     quarter_of,
     statement_titles,
@@ -32,13 +33,31 @@ STATEMENT = (
     "                                          2020          2019\n"
     + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in _ROWS)
 )
+_BALANCE = [
+    ("Cash and cash equivalents", "50,000", "45,000"),
+    ("Accounts receivable, net", "40,000", "38,000"),
+    ("Inventories", "30,000", "20,000"),
+    ("Total current assets", "120,000", "103,000"),
+    ("Property, plant and equipment, net", "200,000", "190,000"),
+    ("Total assets", "320,000", "293,000"),
+    ("Accounts payable", "25,000", "24,000"),
+    ("Total current liabilities", "80,000", "75,000"),
+    ("Long-term debt", "90,000", "95,000"),
+    ("Total liabilities", "170,000", "170,000"),
+    ("Total equity", "150,000", "123,000"),
+]
+BALANCE = (
+    "ACME CORP\nCONSOLIDATED BALANCE SHEETS\n(in thousands)\n"
+    "                                          2020          2019\n"
+    + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in _BALANCE)
+)
 NARRATIVE = (
     "Management's discussion. Net sales grew in 2020 as customers bought more widgets; "
     "net sales were helped by pricing, and we expect net sales to keep growing."
 )
 DOCS = {
     "ACME_2019_10K": ["Acme 2019 annual report.", NARRATIVE.replace("2020", "2019"), "Risks."],
-    "ACME_2020_10K": ["Acme 2020 annual report.", NARRATIVE, STATEMENT, "Employees: 900."],
+    "ACME_2020_10K": ["Acme 2020 annual report.", NARRATIVE, STATEMENT, "Employees: 900.", BALANCE],
     "ACME_2020Q2_10Q": [
         "Acme quarterly report, second quarter 2020.",
         "Net sales for the second quarter of 2020 were $101.5 million.",
@@ -93,3 +112,39 @@ def test_question_parsing_helpers():
     assert quarter_of("FY2022") == ""
     assert len(statement_titles("net PPNE shown in the balance sheet")) == 1
     assert statement_titles("Who is the CEO?") == []
+
+
+def test_defined_ratio_with_an_average_is_computed_from_both_statements(rlm):
+    q = (
+        "What is Acme's FY2020 inventory turnover ratio? Inventory turnover ratio is defined "
+        "as: (FY2020 COGS) / (average inventories between FY2019 and FY2020). Round your "
+        "answer to two decimal places."
+    )
+    pred = rlm.ask(q)
+    assert pred.answer == ["10.00"]  # (250,000) / ((30,000 + 20,000) / 2): a cost by its size
+    assert pred.citations == [
+        {"file": "ACME_2020_10K", "page": 3},
+        {"file": "ACME_2020_10K", "page": 5},
+    ]
+
+
+def test_year_over_year_change_and_margin(rlm):
+    change = rlm.ask(
+        "What is Acme's year-over-year change in net sales from FY2019 to FY2020 "
+        "(in units of percents and round to one decimal place)?"
+    )
+    assert change.answer == ["3.6%"]  # (412,345 - 398,100) / 398,100
+    assert change.citations == [{"file": "ACME_2020_10K", "page": 3}]
+    margin = rlm.ask("What is Acme's FY2020 operating income % margin?")
+    assert margin.answer == ["19.8%"]  # 81,835 / 412,345
+
+
+def test_only_named_computations_are_attempted():
+    ratio = computation(
+        "Define working capital ratio as total current assets divided by total current liabilities."
+    )
+    assert ratio is not None and ratio["kind"] == "ratio"
+    assert ratio["num"]["query"] == "total current assets" and ratio["den"]["years"] == []
+    assert computation("CCC is defined as: DIO + DSO - DPO. DIO is defined as: 365 * x / y") is None
+    assert computation("What was Acme's net sales in FY2020?") is None
+    assert computation("What drove operating margin change as of FY2022?") is None
