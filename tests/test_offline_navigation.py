@@ -14,42 +14,49 @@ from rlm_docs.models.offline import (
     statement_titles,
 )
 
-_ROWS = [
-    ("Net sales", "412,345", "398,100"),
-    ("Cost of sales", "(250,000)", "(240,600)"),
-    ("Gross profit", "162,345", "157,600"),
-    ("Selling, general and administrative", "60,010", "58,200"),
-    ("Research and development", "20,500", "19,900"),
-    ("Operating income", "81,835", "79,500"),
-    ("Interest expense", "(4,100)", "(4,300)"),
-    ("Other income, net", "1,200", "900"),
-    ("Income before income taxes", "78,935", "76,100"),
-    ("Provision for income taxes", "(16,500)", "(15,900)"),
-    ("Net income", "62,435", "60,200"),
-    ("Diluted shares", "10,100", "10,050"),
-]
-STATEMENT = (
-    "ACME CORP\nCONSOLIDATED STATEMENTS OF OPERATIONS\n(in thousands)\n"
-    "                                          2020          2019\n"
-    + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in _ROWS)
+
+def _statement(title: str, rows: str) -> str:
+    """A pdftotext-style statement page: title, unit, a header of years, aligned rows."""
+    lines = [row.split("|") for row in rows.strip().splitlines()]
+    return (
+        f"ACME CORP\n{title}\n(in thousands)\n"
+        "                                          2020          2019\n"
+        + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in lines)
+    )
+
+
+STATEMENT = _statement(
+    "CONSOLIDATED STATEMENTS OF OPERATIONS",
+    """
+Net sales|412,345|398,100
+Cost of sales|(250,000)|(240,600)
+Gross profit|162,345|157,600
+Selling, general and administrative|60,010|58,200
+Research and development|20,500|19,900
+Operating income|81,835|79,500
+Interest expense|(4,100)|(4,300)
+Other income, net|1,200|900
+Income before income taxes|78,935|76,100
+Provision for income taxes|(16,500)|(15,900)
+Net income|62,435|60,200
+Diluted shares|10,100|10,050
+""",
 )
-_BALANCE = [
-    ("Cash and cash equivalents", "50,000", "45,000"),
-    ("Accounts receivable, net", "40,000", "38,000"),
-    ("Inventories", "30,000", "20,000"),
-    ("Total current assets", "120,000", "103,000"),
-    ("Property, plant and equipment, net", "200,000", "190,000"),
-    ("Total assets", "320,000", "293,000"),
-    ("Accounts payable", "25,000", "24,000"),
-    ("Total current liabilities", "80,000", "75,000"),
-    ("Long-term debt", "90,000", "95,000"),
-    ("Total liabilities", "170,000", "170,000"),
-    ("Total equity", "150,000", "123,000"),
-]
-BALANCE = (
-    "ACME CORP\nCONSOLIDATED BALANCE SHEETS\n(in thousands)\n"
-    "                                          2020          2019\n"
-    + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in _BALANCE)
+BALANCE = _statement(
+    "CONSOLIDATED BALANCE SHEETS",
+    """
+Cash and cash equivalents|50,000|45,000
+Accounts receivable, net|40,000|38,000
+Inventories|30,000|20,000
+Total current assets|120,000|103,000
+Property, plant and equipment, net|200,000|190,000
+Total assets|320,000|293,000
+Accounts payable|25,000|24,000
+Total current liabilities|80,000|75,000
+Long-term debt|90,000|95,000
+Total liabilities|170,000|170,000
+Total equity|150,000|123,000
+""",
 )
 NARRATIVE = (
     "Management's discussion. Net sales grew in 2020 as customers bought more widgets; "
