@@ -1,13 +1,21 @@
 """The OS layer: confine the worker process after it has imported and loaded everything.
 
-Order matters: privileges are dropped (root -> nobody) first, then rlimits are set, then the
-seccomp filter is installed (it also forbids undoing the above). Each step is reported so
-`Sandbox.security()` can show which layers are really active on this machine.
+Order matters. As root: the worker moves into fresh mount and network namespaces (no network
+interface but a downed loopback; the mounts below are invisible to the host), mounts a
+size-limited tmpfs on its work directory (bounding the total bytes it can write), chroots there
+and becomes a uid of its own (`worker_uid`: no other process shares it, so signals, /proc and
+RLIMIT_NPROC never reach or count other sandboxes). Then rlimits are set, then the seccomp filter
+is installed (it also forbids undoing the above, except moving the RLIMIT_CPU soft limit, which
+the worker does before each request; the host does not trust it and also watches the worker's
+CPU time, see `process_cpu_s`). Each step is reported so `Sandbox.security()`
+can show which layers are really active on this machine.
 
-seccomp policy (default allow, EPERM for): sockets and networking, execve/execveat, fork/vfork,
-clone without CLONE_THREAD (threads stay allowed because numpy/pyarrow/bm25s may start them;
-clone3 answers ENOSYS so glibc falls back to the filtered clone), ptrace, process_vm_*, mount,
-namespaces, kernel modules, keyrings, bpf, perf, and kill/tkill/tgkill aimed at another pid.
+seccomp policy (default allow, EPERM for): sockets and networking, io_uring (it performs
+socket/connect without those syscalls), execve/execveat, fork/vfork, clone without CLONE_THREAD
+(threads stay allowed because numpy/pyarrow/bm25s may start them; clone3 answers ENOSYS so glibc
+falls back to the filtered clone), ptrace, process_vm_*, mount APIs, namespaces, kernel modules,
+keyrings, bpf, perf, file handles, any signal aimed at another pid (kill/tkill/tgkill, the
+sigqueue calls, pidfds) and changing any rlimit but RLIMIT_CPU.
 """
 
 import ctypes
@@ -29,8 +37,13 @@ except (ImportError, RuntimeError, OSError) as exc:
     seccomp = None
     _SECCOMP_PROBLEM = f"libseccomp unavailable: {exc}"
 
-NOBODY = 65534
+# Worker uids are WORKER_UID_BASE + pid: unique among live processes, far above real accounts.
+WORKER_UID_BASE = 2_000_000_000
 _CLONE_THREAD = 0x00010000
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWNET = 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 
@@ -76,12 +89,49 @@ _DENIED_SYSCALLS = (
     "setresgid",
     "setgroups",
     "personality",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "pidfd_getfd",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "process_madvise",
+    "kcmp",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "quotactl",
+    "acct",
+    "syslog",
+    "iopl",
+    "ioperm",
 )
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(option, value, 0, 0, 0)
+    _LIBC.prctl(option, value, 0, 0, 0)
+
+
+def _libc_call(name: str, *args: Any) -> None:
+    if getattr(_LIBC, name)(*args) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{name}: {os.strerror(code)}")
+
+
+def worker_uid(pid: int) -> int:
+    """The uid a confined worker with this pid runs as (when the host is root)."""
+    return WORKER_UID_BASE + pid
 
 
 HEADROOM_MB = 256
@@ -98,24 +148,45 @@ def check_memory(memory_mb: int) -> None:
         )
 
 
-def drop_privileges(workdir: str) -> bool:
+def isolate(workdir: str, disk_mb: int, uid: int) -> dict[str, Any]:
+    """As root: new mount + network namespaces and a `disk_mb` tmpfs on `workdir`. Each part
+    that the kernel (or a container) refuses is reported instead of failing the worker."""
+    report: dict[str, Any] = {"network_namespace": False, "disk_limit_mb": None}
+    try:
+        _libc_call("unshare", _CLONE_NEWNS | _CLONE_NEWNET)
+        report["network_namespace"] = True
+    except OSError as exc:
+        report["namespace_problem"] = str(exc)
+        return report
+    try:
+        _libc_call("mount", None, b"/", None, _MS_REC | _MS_PRIVATE, None)
+        options = f"size={disk_mb}m,mode=0700,uid={uid},gid={uid}".encode()
+        flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+        _libc_call("mount", b"tmpfs", os.fsencode(workdir), b"tmpfs", flags, options)
+        report["disk_limit_mb"] = disk_mb
+    except OSError as exc:
+        report["disk_problem"] = str(exc)
+    return report
+
+
+def drop_privileges(workdir: str, uid: int) -> bool:
     """When started as root: chroot into the empty `workdir` (the rest of the file system,
-    /proc included, disappears), then become `nobody` with no groups. True if done."""
+    /proc included, disappears), then become `uid` with no groups. True if done."""
     if os.geteuid() != 0:
         os.chdir(workdir)
         return False
     os.chroot(workdir)
     os.chdir("/")
     os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
+    os.setgid(uid)
+    os.setuid(uid)
     return True
 
 
 def set_rlimits(
     memory_mb: int, open_files: int, file_mb: int, processes: int, dropped: bool
 ) -> dict:
-    """Address space, open files, file size, core size and (as nobody) process count limits."""
+    """Address space, open files, file size, core size and (as the worker uid) process count."""
     limits = {
         "RLIMIT_AS": memory_mb * 1024 * 1024,
         "RLIMIT_NOFILE": open_files,
@@ -135,8 +206,10 @@ def set_rlimits(
 def set_cell_cpu_limit(cpu_s: int) -> None:
     """Allow `cpu_s` more CPU seconds from now (then the kernel's SIGXCPU kills the worker).
 
-    Called before every request. Only the soft limit moves, which an unprivileged process may
-    do; seccomp still lets the worker change RLIMIT_CPU and nothing else.
+    Called before every request. Only the soft limit moves: raising a hard limit again would
+    need CAP_SYS_RESOURCE, which containers often withhold even from root, and another uid may
+    not prlimit the worker at all. A worker that raises its own soft limit is stopped by the
+    host, which checks `process_cpu_s` while it waits for a reply and between requests.
     """
     usage = resource.getrusage(resource.RUSAGE_SELF)
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
@@ -144,6 +217,13 @@ def set_cell_cpu_limit(cpu_s: int) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) used so far by process `pid`."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def install_seccomp() -> str | None:
@@ -169,12 +249,31 @@ def install_seccomp() -> str | None:
     return None
 
 
+def _quiet_stdio() -> None:
+    """Inherited stdio (the zygote's log file) is replaced by /dev/null: nothing to write to."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
 def confine(
-    workdir: str, memory_mb: int, open_files: int, file_mb: int, processes: int
+    workdir: str,
+    memory_mb: int,
+    open_files: int,
+    file_mb: int,
+    processes: int,
+    disk_mb: int,
 ) -> dict[str, Any]:
     """Apply every OS layer in order and describe what is active."""
     check_memory(memory_mb)
-    dropped = drop_privileges(workdir)
+    _quiet_stdio()
+    uid = worker_uid(os.getpid())
+    root = os.geteuid() == 0
+    if root:
+        os.chown(workdir, uid, uid)  # also the fallback if the tmpfs cannot be mounted
+    isolation = isolate(workdir, disk_mb, uid) if root else {"network_namespace": False}
+    dropped = drop_privileges(workdir, uid)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
     _prctl(_PR_SET_DUMPABLE, 0)
     rlimits = set_rlimits(memory_mb, open_files, file_mb, processes, dropped)
@@ -184,6 +283,7 @@ def confine(
         "gid": os.getgid(),
         "privileges_dropped": dropped,
         "chroot": workdir if dropped else None,
+        **isolation,
         "rlimits": rlimits,
         "seccomp": problem is None,
         "seccomp_problem": problem,

@@ -23,15 +23,28 @@ from typing import Any
 from rlm_docs.errors import CorpusError
 from rlm_docs.resources import home_dir
 from sandbox import protocol, zygotes
-from sandbox.confine import NOBODY
+from sandbox.confine import process_cpu_s
 from sandbox.limits import CellResult, Limits
+from sandbox.output import bounded
 from sandbox.zygotes import SandboxError, Zygote
 
 _LOST = "the worker was restarted and all variables were lost"
+# CPU seconds a worker may use while no request is running (it should be blocked on a read).
+IDLE_CPU_S = 1.0
+# While waiting for a reply the host checks the worker's CPU time this often; the kernel's
+# RLIMIT_CPU normally stops the worker first, the host (with CPU_SLACK_S more) if it lifted it.
+CPU_POLL_S = 0.5
+CPU_SLACK_S = 1.0
+_CELL_OPS = ("done", "error")
+_VALUE_OPS = ("value", "error")
 
 
 class _WorkerGone(Exception):
-    """The worker exited or broke the protocol in the middle of a request."""
+    """The worker exited or broke the protocol; `reason` says how when the host saw it."""
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class _TimedOut(Exception):
@@ -113,8 +126,6 @@ class Sandbox:
             self.limits.start_timeout_s,
         )
         workdir = tempfile.mkdtemp(prefix="rlm-sandbox-")
-        if os.geteuid() == 0:
-            os.chown(workdir, NOBODY, NOBODY)
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         request = {
@@ -132,8 +143,11 @@ class Sandbox:
             raise SandboxError(f"sandbox worker could not be started: {exc}") from None
         os.close(to_worker_r)
         os.close(from_worker_w)
+        os.set_blocking(to_worker_w, False)  # sends wait with a deadline (see protocol)
         self._pid, self._workdir = pid, workdir
         self._write_fd = to_worker_w
+        self._request_id = 0
+        self._idle_cpu: float | None = None
         self._reader = protocol.FrameReader(from_worker_r)
         self._finalizer = weakref.finalize(
             self, _stop_worker, zygote, pid, workdir, [to_worker_w, from_worker_r]
@@ -181,13 +195,42 @@ class Sandbox:
 
     # -- requests ---------------------------------------------------------------------------
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], deadline: float) -> None:
         try:
-            protocol.send(self._write_fd, message)
-        except (BrokenPipeError, OSError) as exc:
-            if isinstance(exc, BrokenPipeError) or exc.errno == 32:
+            protocol.send(self._write_fd, message, deadline)
+        except TimeoutError:  # the worker stopped reading its requests
+            raise _TimedOut() from None
+        except BrokenPipeError:
+            raise _WorkerGone() from None
+
+    def _cpu_s(self) -> float:
+        try:
+            return process_cpu_s(self._pid)
+        except OSError:  # gone
+            raise _WorkerGone() from None
+
+    def _prepare(self) -> float:
+        """Before a request: the worker must have been idle (no frames, no CPU use) since the
+        last one. Returns its CPU time so far."""
+        if self._reader.pending():
+            raise _WorkerGone("sent data between requests")
+        used = self._cpu_s()
+        if self._idle_cpu is not None and used - self._idle_cpu > IDLE_CPU_S:
+            raise _WorkerGone(f"used {used - self._idle_cpu:.1f} s of CPU between requests")
+        return used
+
+    def _read(self, deadline: float, cpu_budget: float) -> dict[str, Any] | None:
+        """The next frame, None at the deadline; checks the worker's CPU time meanwhile."""
+        while True:
+            wake = min(deadline, time.monotonic() + CPU_POLL_S)
+            try:
+                frame = self._reader.read(wake)
+            except protocol.ProtocolError:
                 raise _WorkerGone() from None
-            raise
+            if frame is not None or wake >= deadline:
+                return frame
+            if self._cpu_s() > cpu_budget:
+                raise _WorkerGone(f"exceeded its CPU time limit of {self.limits.cpu_s} s")
 
     def _answer(self, frame: dict[str, Any]) -> dict[str, Any]:
         """Run a host function for the worker and build the reply frame."""
@@ -212,7 +255,7 @@ class Sandbox:
             }
         return reply
 
-    def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, message: dict[str, Any], final_ops: tuple[str, ...]) -> dict[str, Any]:
         """Send a request and serve host calls until the final reply; the deadline excludes
         time spent in host functions. If the host is interrupted meanwhile (Ctrl-C, or a host
         function raising a BaseException), the worker is restarted: it is mid-request and the
@@ -220,36 +263,43 @@ class Sandbox:
         if self._finalizer is None:
             raise SandboxError("the sandbox is closed")
         try:
-            return self._serve_until_reply(message)
+            return self._serve_until_reply(message, final_ops)
         except (_TimedOut, _WorkerGone):
             raise
         except BaseException:
             self.restart()
             raise
 
-    def _serve_until_reply(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _serve_until_reply(
+        self, message: dict[str, Any], final_ops: tuple[str, ...]
+    ) -> dict[str, Any]:
+        cpu_budget = self._prepare() + self.limits.cpu_s + CPU_SLACK_S
+        self._request_id += 1
         deadline = time.monotonic() + self.limits.wall_s
-        self._send(message)
+        self._send({**message, "id": self._request_id}, deadline)
         while True:
-            try:
-                frame = self._reader.read(deadline)
-            except protocol.ProtocolError:
-                raise _WorkerGone() from None
+            frame = self._read(deadline, cpu_budget)
             if frame is None:
                 raise _TimedOut()
+            if frame.get("id") != self._request_id or frame["op"] not in ("call", *final_ops):
+                raise _WorkerGone(f"sent an unexpected {frame['op']!r} frame")
             if frame["op"] != "call":
+                with contextlib.suppress(OSError):
+                    self._idle_cpu = process_cpu_s(self._pid)
                 return frame
             started = time.monotonic()
             reply = self._answer(frame)
             deadline += time.monotonic() - started
-            self._send(reply)
+            self._send(reply, deadline)
 
     def _recover(self, exc: Exception) -> str:
         """Restart after a timeout or a crash; the message tells the model what happened."""
         if isinstance(exc, _TimedOut):
             message = f"TimeoutError: cell exceeded {self.limits.wall_s} s wall clock; {_LOST}"
         else:
-            reason = _death_reason(self._stop(), self.limits)
+            code = self._stop()
+            reason = exc.reason if isinstance(exc, _WorkerGone) and exc.reason else None
+            reason = reason or _death_reason(code, self.limits)
             message = f"WorkerDied: the sandbox worker {reason}; {_LOST}"
         self.restart()
         return message
@@ -261,18 +311,21 @@ class Sandbox:
             raise TypeError(f"code must be a string, not {type(code).__name__}")
         started = time.monotonic()
         try:
-            reply = self._exchange({"op": "run", "code": code})
+            reply = self._exchange({"op": "run", "code": code}, _CELL_OPS)
         except (_TimedOut, _WorkerGone) as exc:
             message = self._recover(exc)
             return CellResult("", message, True, time.monotonic() - started)
         error = reply.get("error")
         if reply["op"] == "error":  # the worker could not even run the request
             error = f"{reply.get('type')}: {reply.get('message')}"
-        return CellResult(str(reply.get("stdout", "")), error, False, time.monotonic() - started)
+        limit = self.limits.max_output_chars  # enforced here too: the worker is not trusted
+        stdout = bounded(str(reply.get("stdout", "")), limit)
+        error = None if error is None else bounded(str(error), limit)
+        return CellResult(stdout, error, False, time.monotonic() - started)
 
     def _request(self, message: dict[str, Any]) -> Any:
         try:
-            reply = self._exchange(message)
+            reply = self._exchange(message, _VALUE_OPS)
         except (_TimedOut, _WorkerGone) as exc:
             raise SandboxError(self._recover(exc)) from None
         if reply["op"] == "value":

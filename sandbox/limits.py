@@ -11,8 +11,12 @@ class Limits:
 
     `wall_s` is enforced by the host per cell and excludes time spent waiting on host functions
     (an `llm_query` taking seconds does not count), so a cell making many sub-calls is not killed.
-    `cpu_s` is the worker's CPU time per cell (RLIMIT_CPU, reset before each cell). `memory_mb` is
+    `cpu_s` is the worker's CPU time per cell (RLIMIT_CPU, reset before each cell, and checked by
+    the host too; CPU used between cells restarts the worker). `memory_mb` is
     the worker's address space (RLIMIT_AS); the default fits a 50k-page corpus and its index.
+    `max_file_mb` bounds each file the worker writes (RLIMIT_FSIZE) and `max_disk_mb` all of them
+    together (a tmpfs of that size on the work directory when the host runs as root).
+    `max_output_chars` bounds both a cell's printed output and its error text.
     """
 
     wall_s: float = 30.0
@@ -21,6 +25,7 @@ class Limits:
     max_output_chars: int = 20_000
     max_open_files: int = 256
     max_file_mb: int = 16
+    max_disk_mb: int = 64
     max_processes: int = 256
     start_timeout_s: float = 120.0
 

@@ -50,3 +50,16 @@ class Output:
         if cut <= 0:
             return head + tail
         return f"{head}\n[... {cut} characters truncated ...]\n{tail}"
+
+
+MARKER_SLACK = 64  # room for the "[... N characters truncated ...]" marker
+
+
+def bounded(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters the same way (head + marker + tail); text already
+    cut that way (at most `limit` plus a marker) is returned unchanged."""
+    if len(text) <= limit + MARKER_SLACK:
+        return text
+    output = Output(limit)
+    output.write(text)
+    return output.getvalue()

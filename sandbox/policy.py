@@ -57,12 +57,45 @@ def _refuse(obj: Any, name: str) -> AttributeError:
     )
 
 
-def _check_value(value: Any, what: str) -> Any:
-    if isinstance(value, _FORBIDDEN_VALUES) or (
+def _forbidden(value: Any) -> bool:
+    return isinstance(value, _FORBIDDEN_VALUES) or (
         isinstance(value, type) and issubclass(value, type)
-    ):
+    )
+
+
+def _check_value(value: Any, what: str) -> Any:
+    if _forbidden(value):
         raise AttributeError(f"{what} is not available in the sandbox")
     return value
+
+
+def _check_name(name: Any) -> str:
+    """Only exact `str` names: a subclass could override `startswith` or `__eq__` and so
+    defeat every check below."""
+    if type(name) is not str:
+        raise TypeError("attribute name must be a string")
+    return name
+
+
+# Dict methods that hand out stored values without going through `guarded_getitem`. Any dict
+# that once held a module (a leaked globals dict, say) must not yield it through these either.
+_DICT_READERS = frozenset({"get", "pop", "popitem", "setdefault", "values", "items"})
+
+
+def _checked_dict_reader(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def reader(*args: Any, **kwargs: Any) -> Any:
+        result = method(*args, **kwargs)
+        if name in ("values", "items"):
+            for item in result:
+                if _forbidden(item) or (isinstance(item, tuple) and any(map(_forbidden, item))):
+                    raise AttributeError("a value of this dict is not available in the sandbox")
+        elif name == "popitem":
+            _check_value(result[1], "the popped value")
+        else:
+            _check_value(result, f"the value returned by dict.{name}()")
+        return result
+
+    return reader
 
 
 class _SafeFormatter(string.Formatter):
@@ -94,8 +127,7 @@ _MISSING = object()
 
 def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
     """`obj.name` under the sandbox policy (also the `getattr` builtin)."""
-    if not isinstance(name, str):
-        raise TypeError("attribute name must be a string")
+    _check_name(name)
     if (
         name.startswith("_")
         or name in _DENIED_NAMES
@@ -111,11 +143,16 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         if default is _MISSING:
             raise
         return default
+    if name in _DICT_READERS and (
+        isinstance(obj, dict) or (isinstance(obj, type) and issubclass(obj, dict))
+    ):
+        return _checked_dict_reader(value, name)
     return _check_value(value, f"attribute {name!r} of {type(obj).__name__}")
 
 
 def guarded_hasattr(obj: Any, name: str) -> bool:
     """`hasattr` that answers False for anything the guard refuses."""
+    _check_name(name)
     try:
         guarded_getattr(obj, name)
     except AttributeError:
@@ -137,7 +174,7 @@ def guarded_write(obj: Any) -> Any:
 
 def guarded_setattr(obj: Any, name: str, value: Any) -> None:
     """The `setattr` builtin: public names of sandbox-made instances only."""
-    if not isinstance(name, str) or name.startswith("_"):
+    if _check_name(name).startswith("_"):
         raise AttributeError(f"setting attribute {name!r} is not allowed in the sandbox")
     setattr(guarded_write(obj), name, value)
 
@@ -155,6 +192,8 @@ def guarded_type(*args: Any) -> type:
     """One-argument `type(x)`; creating classes this way is refused."""
     if len(args) != 1:
         raise TypeError("type() takes exactly one argument in the sandbox (use a class statement)")
+    if _forbidden(args[0]):
+        raise TypeError("type() of this object is not available in the sandbox")
     cls = type(args[0])
     if issubclass(cls, type):
         raise TypeError("type() of a class is not available in the sandbox")

@@ -4,8 +4,11 @@ Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JS
 with an `op` key). JSON, never pickle: the host must not run anything the worker could forge.
 The frames travel over two dedicated pipes (passed with `pass_fds`), not the worker's stdio.
 
+Every request carries an `id` that the worker copies into each frame it sends while serving
+that request (its `call`s and its final reply); the host restarts a worker that sends a frame
+with another id, an unexpected `op`, or anything between requests.
+
 Host -> worker:
-  {"op": "init", "corpus": str | None, "functions": [str], "limits": {...}, "workdir": str}
   {"op": "run", "code": str}                 run a cell
   {"op": "get", "name": str}                 JSON-able copy of a variable
   {"op": "set", "name": str, "value": any}   bind a JSON value
@@ -50,16 +53,25 @@ def encode(message: dict[str, Any]) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def send(fd: int, message: dict[str, Any]) -> None:
-    """Write one frame to a blocking pipe fd."""
-    send_bytes(fd, encode(message))
+def send(fd: int, message: dict[str, Any], deadline: float | None = None) -> None:
+    """Write one frame (see `send_bytes`)."""
+    send_bytes(fd, encode(message), deadline)
 
 
-def send_bytes(fd: int, frame: bytes) -> None:
-    """Write an already encoded frame."""
+def send_bytes(fd: int, frame: bytes, deadline: float | None = None) -> None:
+    """Write an already encoded frame. With a `deadline` (a monotonic time; the fd must be
+    non-blocking) raise TimeoutError if the reader does not take it in time, so a peer that
+    stops reading cannot block the writer forever."""
     data = memoryview(frame)
     while data:
-        written = os.write(fd, data)
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
+                raise TimeoutError("the peer did not read the frame in time")
+        try:
+            written = os.write(fd, data)
+        except BlockingIOError:
+            continue
         data = data[written:]
 
 
@@ -82,6 +94,10 @@ class FrameReader:
         self._buf += chunk
         return True
 
+    def pending(self) -> bool:
+        """Whether bytes (or EOF) are waiting before any request asked for them."""
+        return bool(self._buf) or bool(select.select([self.fd], [], [], 0)[0])
+
     def read(self, deadline: float | None = None) -> dict[str, Any] | None:
         """The next frame, or None if `deadline` (a monotonic time) passes first."""
         while len(self._buf) < _HEADER.size:
@@ -99,6 +115,8 @@ class FrameReader:
             message = json.loads(body)
         except ValueError as exc:
             raise ProtocolError(f"invalid JSON frame: {exc}") from None
+        except RecursionError:  # nesting deeper than this process's stack allows
+            raise ProtocolError("frame nested too deeply") from None
         if not isinstance(message, dict) or not isinstance(message.get("op"), str):
             raise ProtocolError("frame is not an object with an 'op'")
         return message

@@ -27,6 +27,26 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
+MAX_NESTING = 100
+
+
+def check_nesting(value: Any, limit: int = MAX_NESTING) -> None:
+    """Refuse lists/tuples/dicts nested deeper than `limit` (iteratively: no recursion), so a
+    frame never holds structures the host's JSON decoder would have to recurse through."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            raise ValueError(f"value is nested more than {limit} levels deep")
+        stack.extend((child, depth + 1) for child in children)
+
+
 def describe(value: Any) -> str:
     """`str, 1,234 chars` / `list, 3 items` / `dict, 2 keys` / `function` / the type name."""
     kind = type(value).__name__

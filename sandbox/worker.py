@@ -14,10 +14,10 @@ from typing import Any
 
 from rlm_docs.errors import CorpusError
 from sandbox import confine, protocol
-from sandbox.output import Output
+from sandbox.output import Output, bounded
 from sandbox.policy import compile_cell, make_builtins
 from sandbox.tracebacks import format_exception, format_syntax_error
-from sandbox.values import describe, to_jsonable
+from sandbox.values import check_nesting, describe, to_jsonable
 
 
 class HostError(Exception):
@@ -46,9 +46,11 @@ class Channel:
             "CorpusError": CorpusError,
         }
         self.on_new_exception: Callable[[str, type], None] = lambda name, cls: None
+        self.request_id: Any = None
 
     def send(self, message: dict[str, Any]) -> None:
-        protocol.send(self.write_fd, message)
+        """Send a frame tagged with the id of the request being served."""
+        protocol.send(self.write_fd, {**message, "id": self.request_id})
 
     def receive(self) -> dict[str, Any]:
         message = self.reader.read()
@@ -71,8 +73,9 @@ class Channel:
     def call(self, name: str, args: tuple, kwargs: dict) -> Any:
         """Call host function `name`; its exception is re-raised here under the same class name."""
         try:
+            check_nesting([args, kwargs])
             self.send({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise TypeError(
                 f"{name}() arguments must be JSON-able (str, int, float, bool, None, list, dict "
                 f"with str keys): {exc}"
@@ -124,14 +127,14 @@ class Worker:
         self.output_limit = int(request["limits"]["max_output_chars"])
         self.cpu_s = int(request["limits"]["cpu_s"])
         self.modules = preloaded["modules"]
+        self.builtins = make_builtins(self._import, _Printer, self._display)
         self.sources: dict[str, list[str]] = {}
         self.cells = 0
         self.output = Output(self.output_limit)
-        builtins_table = make_builtins(self._import, _Printer, self._display)
         self.scaffold: dict[str, Any] = {**channel.exceptions, **preloaded["corpus"]}
         for name in request.get("functions", []):  # host functions win over same-named helpers
             self.scaffold[name] = _stub(channel, name)
-        self.namespace: dict[str, Any] = {"__builtins__": builtins_table, "__name__": "sandbox"}
+        self.namespace: dict[str, Any] = {"__builtins__": self.builtins, "__name__": "sandbox"}
         self.namespace.update(self.scaffold)
         channel.on_new_exception = self._bind
 
@@ -166,6 +169,7 @@ class Worker:
         error = None
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = self.output
+        self.namespace["__builtins__"] = self.builtins  # whatever an earlier cell did to it
         try:
             exec(compiled, self.namespace)
         except BaseException as exc:  # the cell's failure is reported, the worker goes on
@@ -173,6 +177,8 @@ class Worker:
         finally:
             sys.stdout, sys.stderr = saved
             self._restore_scaffold()
+        if error is not None:
+            error = bounded(error, self.output_limit)
         return {"op": "done", "stdout": self.output.getvalue(), "error": error}
 
     def _bind(self, name: str, value: Any) -> None:
@@ -220,12 +226,18 @@ class Worker:
         while True:
             request = self.channel.receive()
             confine.set_cell_cpu_limit(self.cpu_s)
+            self.channel.request_id = request.get("id")
             try:
-                reply = self.handle(request)
+                reply = {**self.handle(request), "id": self.channel.request_id}
                 encoded = protocol.encode(reply)
             except Exception as exc:  # e.g. a value get() cannot copy
                 encoded = protocol.encode(
-                    {"op": "error", "type": type(exc).__name__, "message": str(exc)}
+                    {
+                        "op": "error",
+                        "type": type(exc).__name__,
+                        "message": str(exc),
+                        "id": self.channel.request_id,
+                    }
                 )
             protocol.send_bytes(self.channel.write_fd, encoded)
 
@@ -242,6 +254,7 @@ def run_worker(read_fd: int, write_fd: int, request: dict[str, Any], preloaded: 
             open_files=int(limits["max_open_files"]),
             file_mb=int(limits["max_file_mb"]),
             processes=int(limits["max_processes"]),
+            disk_mb=int(limits["max_disk_mb"]),
         )
     except Exception as exc:  # reported to the host, which raises SandboxError
         channel.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})

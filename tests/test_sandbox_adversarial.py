@@ -6,6 +6,7 @@ import os
 import pytest
 
 from sandbox import Limits, Sandbox
+from sandbox.confine import worker_uid
 
 REFUSED = "refused by the sandbox"
 GUARD = "is not allowed in the sandbox"
@@ -168,5 +169,7 @@ def test_os_layers_are_reported(sb):
     assert info["restricted_python"] is True
     assert info["rlimits"]["RLIMIT_AS"] == Limits().memory_mb * 1024 * 1024
     if os.geteuid() == 0:
-        assert info["uid"] == 65534 and info["privileges_dropped"] and info["chroot"]
+        assert info["uid"] == worker_uid(sb.pid) and info["privileges_dropped"] and info["chroot"]
+        assert info["network_namespace"] is True
+        assert info["disk_limit_mb"] == Limits().max_disk_mb
     assert isinstance(info["seccomp"], bool)

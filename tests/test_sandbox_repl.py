@@ -7,6 +7,7 @@ import pytest
 
 from rlm_docs.errors import ConfigError, CorpusError
 from sandbox import Limits, Sandbox, SandboxError
+from sandbox.confine import worker_uid
 
 
 class BudgetExceeded(Exception):
@@ -176,13 +177,14 @@ def test_close_removes_the_worker_and_its_directory():
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="reading another user's /proc entry needs root")
-def test_worker_runs_as_nobody_without_host_secrets(monkeypatch):
+def test_worker_runs_as_its_own_uid_without_host_secrets(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-for-the-sandbox")
     with Sandbox(limits=Limits(wall_s=5)) as box:
         environ = Path(f"/proc/{box.pid}/environ").read_bytes().decode()
         status = Path(f"/proc/{box.pid}/status").read_text()
+        uid = worker_uid(box.pid)
     assert "sk-test-not-for-the-sandbox" not in environ and "API_KEY" not in environ
-    assert "\nUid:\t65534\t65534\t65534\t65534\n" in status
+    assert f"\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n" in status
 
 
 def test_bad_arguments_are_clear_errors(tmp_path):
