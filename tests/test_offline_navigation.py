@@ -155,3 +155,14 @@ def test_only_named_computations_are_attempted():
     assert computation("CCC is defined as: DIO + DSO - DPO. DIO is defined as: 365 * x / y") is None
     assert computation("What was Acme's net sales in FY2020?") is None
     assert computation("What drove operating margin change as of FY2022?") is None
+
+
+def test_cagr_and_multi_year_average_margin(rlm):
+    cagr = rlm.ask("What is Acme's 1 year net sales CAGR from FY2019 to FY2020?")
+    assert cagr.answer == ["3.6%"]
+    average = rlm.ask(
+        "What is the FY2019 - FY2020 2 year average operating income % margin for Acme? "
+        "Round to two decimal places."
+    )
+    assert average.answer == ["19.91%"]  # mean of 81,835 / 412,345 and 79,500 / 398,100
+    assert average.citations == [{"file": "ACME_2020_10K", "page": 3}]

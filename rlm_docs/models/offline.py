@@ -5,14 +5,28 @@ governor, trajectories) with no network. Its role is read from the request:
 
 - **root**: the first message starts with `[rlm-docs:root NAME]` (the marker line of
   `prompts/docs.txt` and `prompts/madqa.txt`). Turn 1 writes genuine REPL code following a
-  locate-then-read strategy: pick documents whose names share words or years with the
-  question, `search()` for the question's terms (and company/year-aware variants) in them and
-  in the whole corpus, read the best pages, ask the sub-model about each page with
-  `llm_query_batched`, score the candidate answers (question terms covered, a number present
-  when the question asks for an amount, agreement across pages, retrieval rank), `cite()` the
-  supporting page and store the result in `final_answer`. Turn 2 replies
-  `FINAL_VAR(final_answer)` once the code printed that the result is ready (also on a forced
-  last turn), else `FINAL(No answer found in the documents.)`.
+  locate-then-read strategy:
+  1. *locate the filing*: documents named `COMPANY_YEAR[Qn]_KIND` whose company the question
+     names (words run together, a capitalised prefix such as "JPM", or initials such as
+     "JnJ"), preferring the kind asked for (annual report unless a quarter, 8-K or earnings
+     release is named), the latest year named (else the nearest earlier one; the latest
+     filing when none is named), then the votes of a corpus-wide `search(question)`;
+  2. *find pages*: `search(..., doc=...)` in the two likeliest filings for the question's
+     terms and the title of the financial statement it names or whose line items it asks
+     about; pages that look like that statement (title heading, many rows of numbers) rank
+     first;
+  3. *read*: one extractive sub-call per page with `llm_query_batched`;
+  4. *decide*: score the readings (question terms covered, a number or year-column cell when
+     an amount is asked, agreement across pages, statement page, likeliest filing), `cite()`
+     the page, and state an amount in the unit and rounding the question asks for (the
+     table's "in millions/thousands" applied, `$` kept, "(1,234)" negative);
+  5. *compute* only what the question names: a defined ratio "A / B" (with "average B
+     between FY1 and FY2"), a year-over-year change, a CAGR, an "X % margin" (or an N-year
+     average of it), from the statement rows of the filing, citing every page used. Without
+     every value the extractive answer stands.
+  The result goes in `final_answer`. Turn 2 replies `FINAL_VAR(final_answer)` once the code
+  printed that the result is ready (also on a forced last turn), else
+  `FINAL(No answer found in the documents.)`.
   With a plain-string `context` and no corpus (a child `rlm_query`), the code scores chunks of
   `context` instead of searching.
 - **extract**: the first message starts with `[rlm-docs:extract]`; the reply is the JSON of a
@@ -21,10 +35,12 @@ governor, trajectories) with no network. Its role is read from the request:
   `static-rag` prompts); the reply comes from `offline_baselines.baseline_reply`.
 - **sub** (anything else): an extractive reader. The prompt's `Question:` line (else its first
   line) is the question, the rest the passage; the reply is the best-matching sentences or
-  table rows, verbatim (numbers and units kept), best first.
+  table rows, verbatim (numbers and units kept), best first; words of the `Document:` name
+  (the company) do not count as matches, since they are on every page.
 
-Usage is counted with tiktoken; the cost is always 0. Accuracy is whatever it honestly scores:
-it cannot do arithmetic, so it is weak on questions that need computation.
+Usage is counted with tiktoken; the cost is always 0. Nothing in the policy is keyed to a data
+set's questions; accuracy is whatever it honestly scores (weak on open-ended questions, which
+need judgement rather than extraction).
 """
 
 import json
@@ -230,7 +246,9 @@ def computation(question: str) -> dict | None:
     - `ratio`: "X is defined as: A / B" or "A divided by B" (A, B line items of the target
       year; "average B between FY1 and FY2" averages the two years' values);
     - `change`: "(year-over-year | percentage) change in X from FY1 to FY2" -> percent;
-    - `margin`: "X % margin" or "X as a % of revenue" -> X / revenue in percent.
+    - `margin`: "X % margin" or "X as a % of revenue" -> X / revenue in percent, and with
+      "FY1 - FY2 N year average" the mean of each year's margin;
+    - `cagr`: "N year X CAGR from FY1 to FY2" -> compound annual growth in percent.
     """
     q = question.lower()
     definitions = re.findall(r"defined as|define [a-z ]+? as", q)
@@ -254,13 +272,21 @@ def computation(question: str) -> dict | None:
     )
     if found:
         return {"kind": "change", "item": line_item(found.group(1), list(found.groups()[1:]))}
+    found = re.search(r"year ([a-z&, ]+?) cagr from fy\s?(\d{4}) to fy\s?(\d{4})", q)
+    if found:
+        return {"kind": "cagr", "item": line_item(found.group(1), list(found.groups()[1:]))}
     found = re.search(
         r"([a-z&]+(?: [a-z&]+)?) (?:%|percent) margin|([a-z&]+(?: [a-z&]+)?) as a % of revenue", q
     )
-    if found and "average" not in q:
-        item = line_item(found.group(1) or found.group(2))
-        return {"kind": "ratio", "num": item, "den": line_item("revenue"), "percent": True}
-    return None
+    if not found:
+        return None
+    item = line_item(found.group(1) or found.group(2))
+    margin = {"kind": "ratio", "num": item, "den": line_item("revenue"), "percent": True}
+    span = re.search(r"fy\s?(\d{4})\s*-\s*fy\s?(\d{4}) \d year average", q)
+    if span:
+        first, last = int(span.group(1)), int(span.group(2))
+        return margin | {"each": [str(y) for y in range(first, last + 1)]}
+    return None if "average" in q else margin
 
 
 def statement_titles(text: str) -> list[str]:
@@ -580,12 +606,24 @@ def item_value(item, used):
 if compute and likely and years:
     years = sorted(years)
     used = []
-    if compute["kind"] == "change":
+    percent = True
+    if compute["kind"] in ("change", "cagr"):
         item = compute["item"]
         first = item_value(dict(item, years=item["years"][:1]), used)
         last = item_value(dict(item, years=item["years"][1:]), used)
-        result = (last - first) / abs(first) * 100 if first and last is not None else None
-        percent = True
+        result = None
+        if first and last is not None and compute["kind"] == "change":
+            result = (last - first) / abs(first) * 100
+        elif first and last and last / first > 0:
+            span = int(item["years"][1]) - int(item["years"][0])
+            result = ((last / first) ** (1 / span) - 1) * 100
+    elif compute.get("each"):
+        shares = []
+        for y in compute["each"]:
+            num = item_value(dict(compute["num"], years=[y]), used)
+            den = item_value(dict(compute["den"], years=[y]), used)
+            shares.append(num / den * 100 if num is not None and den else None)
+        result = sum(shares) / len(shares) if None not in shares else None
     else:
         num, den = item_value(compute["num"], used), item_value(compute["den"], used)
         percent = compute.get("percent", False)
