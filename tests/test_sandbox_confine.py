@@ -48,6 +48,7 @@ SCRIPT = textwrap.dedent(
                 f.write(b"x" * ((1 << 20) - 1))
 
     sigqueue_info = ctypes.create_string_buffer(struct.pack("<iii", 0, 0, -1) + bytes(116))
+    attempt("stderr_is_null", lambda: os.fstat(2).st_rdev == os.makedev(1, 3))
     attempt("socket", lambda: socket.socket())
     attempt("io_uring_setup", lambda: syscall(425, 8, ctypes.create_string_buffer(120)))
     attempt("fork", lambda: os.fork())
@@ -105,6 +106,7 @@ def test_rlimits_hold_without_the_python_layer(confined):
     assert results["fds"] == "OSError"  # EMFILE
     assert results["raise_memory"] == "ValueError"
     assert results["thread"] == "allowed"
+    assert results["stderr_is_null"] is True  # not the zygote's log file any more
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")
