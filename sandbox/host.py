@@ -190,7 +190,8 @@ class Sandbox:
         return self._pid
 
     def security(self) -> dict[str, Any]:
-        """Which layers are active: uid, privileges_dropped, rlimits, seccomp, cwd."""
+        """Which layers are active: uid, privileges_dropped, chroot, network_namespace,
+        disk_limit_mb, rlimits, seccomp, cwd (and why a layer is missing, when known)."""
         return dict(self._security)
 
     # -- requests ---------------------------------------------------------------------------
