@@ -40,6 +40,7 @@ Income before income taxes|78,935|76,100
 Provision for income taxes|(16,500)|(15,900)
 Net income|62,435|60,200
 Diluted shares|10,100|10,050
+Diluted earnings per share|6.18|5.99
 """,
 )
 BALANCE = _statement(
@@ -166,3 +167,13 @@ def test_cagr_and_multi_year_average_margin(rlm):
     )
     assert average.answer == ["19.91%"]  # mean of 81,835 / 412,345 and 79,500 / 398,100
     assert average.citations == [{"file": "ACME_2020_10K", "page": 3}]
+
+
+def test_no_answer_when_nothing_matches_and_per_share_values_unscaled(rlm):
+    nothing = rlm.ask("What?")
+    assert nothing.answer == [] and nothing.citations == []
+    shares = rlm.ask("What were Acme's FY2020 diluted shares in USD millions?")
+    assert shares.answer == ["$10.10"]  # 10,100 thousands, in the table's unit: scaled
+    eps = rlm.ask("What were Acme's FY2020 diluted earnings per share in USD millions?")
+    assert eps.answer == ["6.18"]  # "in thousands" does not apply to per-share amounts
+    assert eps.citations == [{"file": "ACME_2020_10K", "page": 3}]

@@ -224,8 +224,8 @@ _ITEM_NOISE = r"\b(?:fy\s?\d{2,4}|(?:19|20)\d\d|unadjusted|the|year end|of|for|[
 
 
 def line_item(text: str, years: list[str] | None = None) -> dict:
-    """A line-item phrase as `{row: label regex, query: search words, years}` (known items by
-    the labels filings use for them)."""
+    """A line-item phrase as `{row: label regex, query: search words, years, titles: its
+    statement's heading patterns}` (known items by the labels filings use for them)."""
     phrase = re.sub(_ITEM_NOISE, " ", text.lower().replace("(", " ").replace(")", " "))
     phrase = " ".join(re.findall(r"[a-z&]+", phrase))
     phrase = _ITEM_ALIASES.get(phrase, phrase)
@@ -237,7 +237,12 @@ def line_item(text: str, years: list[str] | None = None) -> dict:
     label_words = (
         re.findall(r"[a-z]{3,}", row.replace("(?:", " ")) if phrase in LINE_ITEMS else words
     )
-    return {"row": row, "query": " ".join(dict.fromkeys(label_words)), "years": years or []}
+    return {
+        "row": row,
+        "query": " ".join(dict.fromkeys(label_words)),
+        "years": years or [],
+        "titles": statement_titles(phrase),
+    }
 
 
 def computation(question: str) -> dict | None:
@@ -264,23 +269,25 @@ def computation(question: str) -> dict | None:
             parts.append(
                 line_item(avg.group(1), list(avg.groups()[1:])) if avg else line_item(side)
             )
+        if not all(part["query"] for part in parts):
+            return None
         return {"kind": "ratio", "num": parts[0], "den": parts[1]}
     found = re.search(
         r"(?:year-over-year|yoy|percent(?:age)?) change in ([a-z&, ]+?) from fy\s?(\d{4}) "
         r"to fy\s?(\d{4})",
         q,
     )
-    if found:
+    if found and line_item(found.group(1))["query"]:
         return {"kind": "change", "item": line_item(found.group(1), list(found.groups()[1:]))}
     found = re.search(r"year ([a-z&, ]+?) cagr from fy\s?(\d{4}) to fy\s?(\d{4})", q)
-    if found:
+    if found and line_item(found.group(1))["query"]:
         return {"kind": "cagr", "item": line_item(found.group(1), list(found.groups()[1:]))}
     found = re.search(
         r"([a-z&]+(?: [a-z&]+)?) (?:%|percent) margin|([a-z&]+(?: [a-z&]+)?) as a % of revenue", q
     )
-    if not found:
+    item = line_item(found.group(1) or found.group(2)) if found else None
+    if not item or not item["query"]:
         return None
-    item = line_item(found.group(1) or found.group(2))
     margin = {"kind": "ratio", "num": item, "den": line_item("revenue"), "percent": True}
     span = re.search(r"fy\s?(\d{4})\s*-\s*fy\s?(\d{4}) \d year average", q)
     if span:
@@ -503,8 +510,10 @@ if not likely:
 def is_statement(d, p, wanted):
     # A statement page: a short heading line near the top holds the statement title (spaces
     # ignored: extraction splits words), and many short lines hold two or more numbers.
+    # Subheadings inside a note ("Balance sheet:") end with a colon and do not count.
     lines = [line for line in page(d, p).splitlines() if len(line) < 200]
-    head = re.sub(r"[\\s*#_]+", "", " ".join(lines[:15]).lower())
+    heads = [h for h in lines if h.strip()][:10]
+    head = re.sub(r"[\\s*#_]+", "", " ".join(h for h in heads if not h.strip().endswith(":")).lower())
     numeric = sum(1 for line in lines if len(re.findall(r"\\d[\\d,]*", line)) >= 2)
     return numeric >= 10 and any(re.search(re.sub(r"\\s+", "", t), head) for t in wanted)
 def statement_bonus(d, p):
@@ -529,7 +538,9 @@ for i, r in enumerate(readings):
     agree = sum(1 for j, v in enumerate(values) if j != i and v and v == values[i])
     d = best_pages[i][0]
     primary = 3 * doc_weight.get(d, 0.3) if likely else 0.0
-    scores.append(score_reading(r, i, d) + 0.5 * agree + 2 * bonus.get(best_pages[i], 0.0) + primary)
+    base = score_reading(r, i, d)
+    extra = 0.5 * agree + 2 * bonus.get(best_pages[i], 0.0) + primary
+    scores.append(base + extra if base > 0 else base)
 for (d, p), s, r in zip(best_pages, scores, readings):
     print(f"{d} p.{p} score={s:.2f}: {r.splitlines()[0][:160]}")
 SCALE = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
@@ -537,11 +548,12 @@ def page_scale(text):
     found = re.search(r"\\bin (thousands|millions|billions)\\b|\\((thousands|millions|billions)\\)",
                       text, re.IGNORECASE)
     return SCALE[(found.group(1) or found.group(2)).lower()] if found else None
-def formatted(value, text):
+def formatted(value, text, line):
     # An amount read from a table goes into the unit and rounding the question asks for;
     # "(1,234)" is negative; the $ sign is kept (and added when a USD unit is asked).
+    # Per-share amounts are never scaled ("in millions, except per share amounts").
     m = re.fullmatch(r"\\(?\\s*(\\$?)\\s*(-?[\\d,]*\\.?\\d+)\\s*\\)?", value.strip())
-    if not m or not unit:
+    if not m or not unit or re.search(r"per (?:diluted |basic )?share", line, re.IGNORECASE):
         return value
     number = float(m.group(2).replace(",", ""))
     if value.strip().startswith("("):
@@ -556,7 +568,7 @@ if scores and max(scores) > 0:
     i = scores.index(max(scores))
     d, p = best_pages[i]
     cite(d, p)
-    value = formatted(values[i], page(d, p))
+    value = formatted(values[i], page(d, p), readings[i].splitlines()[0])
     final_answer = {"answer": [value], "citations": [{"file": d, "page": p}]}
 else:
     final_answer = {"answer": [], "citations": []}
@@ -572,12 +584,30 @@ def row_numbers(line):
             continue
         values.append(-float(digits) if raw.startswith(("(", "-")) else float(digits))
     return values
+def statement_pages():
+    # The filing's primary statements, found by their titles (looked up once).
+    if "found" not in statement_cache:
+        found = []
+        for title in ALL_TITLES:
+            query = " ".join(re.findall(r"[a-z]{4,}", title.replace("(?:", " ")))
+            for h in search("consolidated " + query, k=4, doc=likely[0]):
+                if is_statement(h["file"], h["page"], [title]):
+                    found.append((h["file"], h["page"]))
+        statement_cache["found"] = found
+    return statement_cache["found"]
+statement_cache = {}
 def find_value(item, year):
-    pages_seen = [k for k in sorted(pool, key=lambda k: -pool[k] - bonus[k]) if k[0] == likely[0]]
     title_words = re.findall(r"[a-z]{4,}", " ".join(titles).replace("(?:", " "))
-    for h in search(item["query"] + " " + " ".join(title_words), k=6, doc=likely[0]):
-        if (h["file"], h["page"]) not in pages_seen:
-            pages_seen.append((h["file"], h["page"]))
+    hits = search(item["query"] + " " + " ".join(title_words), k=6, doc=likely[0])
+    ranked = sorted(pool, key=lambda k: -pool[k] - bonus[k])
+    pages_seen = []
+    for key in ([k for k in ranked if k[0] == likely[0]] + [(h["file"], h["page"]) for h in hits]
+                + statement_pages()):
+        if key not in pages_seen:
+            pages_seen.append(key)
+    # Only the item's own statement (inventories: the balance sheet, not the cash flows).
+    if item["titles"]:
+        pages_seen = [k for k in pages_seen if is_statement(*k, item["titles"])]
     pages_seen.sort(key=lambda k: not is_statement(*k, ALL_TITLES))
     for d, p in pages_seen:
         lines = page(d, p).splitlines()
@@ -614,7 +644,7 @@ if compute and likely and years:
         result = None
         if first and last is not None and compute["kind"] == "change":
             result = (last - first) / abs(first) * 100
-        elif first and last and last / first > 0:
+        elif first and last and last / first > 0 and item["years"][1] > item["years"][0]:
             span = int(item["years"][1]) - int(item["years"][0])
             result = ((last / first) ** (1 / span) - 1) * 100
     elif compute.get("each"):
