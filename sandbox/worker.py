@@ -98,6 +98,16 @@ def _stub(channel: Channel, name: str) -> Callable[..., Any]:
     return host_function
 
 
+def _plain(method: Callable[[], Any], name: str) -> Callable[[], Any]:
+    """A plain function calling `method`, so sandbox code never holds a bound worker method."""
+
+    def function() -> Any:
+        return method()
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
 class _Printer:
     """RestrictedPython's `_print_`: `print()` in sandbox code writes to the cell output."""
 
@@ -131,7 +141,11 @@ class Worker:
         self.sources: dict[str, list[str]] = {}
         self.cells = 0
         self.output = Output(self.output_limit)
-        self.scaffold: dict[str, Any] = {**channel.exceptions, **preloaded["corpus"]}
+        self.scaffold: dict[str, Any] = {
+            **channel.exceptions,
+            **preloaded["corpus"],
+            "SHOW_VARS": _plain(self.user_variables, "SHOW_VARS"),
+        }
         for name in request.get("functions", []):  # host functions win over same-named helpers
             self.scaffold[name] = _stub(channel, name)
         self.namespace: dict[str, Any] = {"__builtins__": self.builtins, "__name__": "sandbox"}
@@ -191,6 +205,15 @@ class Worker:
             if self.namespace.get(name) is not value:
                 self.namespace[name] = value
 
+    def user_variables(self) -> dict[str, str]:
+        """`{name: short description}` of the variables the code defined (`SHOW_VARS()` in a
+        cell, `Sandbox.variables()` on the host): the live namespace, not a snapshot."""
+        return {
+            key: describe(value)
+            for key, value in self.namespace.items()
+            if not key.startswith("_") and key not in self.scaffold
+        }
+
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request["op"]
         if op == "run":
@@ -212,14 +235,7 @@ class Worker:
                 self.scaffold[name] = self.namespace[name]
             return {"op": "value", "value": None}
         if op == "vars":
-            return {
-                "op": "value",
-                "value": {
-                    key: describe(value)
-                    for key, value in self.namespace.items()
-                    if not key.startswith("_") and key not in self.scaffold
-                },
-            }
+            return {"op": "value", "value": self.user_variables()}
         return {"op": "error", "type": "ValueError", "message": f"unknown request {op!r}"}
 
     def serve(self) -> None:

@@ -100,6 +100,16 @@ def test_show_vars_lists_variables_from_earlier_cells(store, tmp_path):
     assert "numbers" in pred.answer and "answer" in pred.answer
 
 
+def test_show_vars_sees_the_live_namespace_and_the_trajectory_keeps_it(store, tmp_path):
+    code = "total = 41 + 1\nlisted = sorted(SHOW_VARS())"
+    rlm, _ = make_rlm(store, [repl(code) + "\nFINAL_VAR(listed)"], tmp_path)
+    pred = rlm.ask("q?")
+    assert "total" in pred.answer  # defined earlier in the same cell
+    result = [r for r in rlm.last_records if r["type"] == "result"][0]
+    assert result["variables"]["total"].startswith("int")
+    assert "search" not in result["variables"]  # helpers are not user variables
+
+
 def test_final_var_missing_variable_is_reported_and_run_continues(store, tmp_path):
     rlm, root = make_rlm(
         store, ["FINAL_VAR(nothing_here)", repl("x = ['ok']") + "\nFINAL_VAR(x)"], tmp_path

@@ -161,6 +161,18 @@ def test_run_directory_joins_results_with_trajectories(tmp_path):
     assert s["sub_calls"] == 4
 
 
+def test_run_being_written_shows_its_complete_lines(tmp_path):
+    run_dir = make_run(tmp_path / "run")
+    results = run_dir / "results.jsonl"
+    with open(results, "a") as fh:
+        fh.write('{"id": "fb-4", "question": "half writ')  # killed or still writing
+    assert [q["id"] for q in load_source(run_dir)["questions"]] == ["fb-1", "fb-2", "fb-3"]
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join([lines[0], "{broken", *lines[1:]]) + "\n")
+    with pytest.raises(DatasetError, match="results.jsonl:2: invalid JSON"):
+        load_source(run_dir)  # damage in the middle is an error, not silently skipped
+
+
 def test_single_trajectory_file(tmp_path):
     log = make_trajectory(tmp_path / "t.jsonl", "q9", "How much?", "42", 5)
     data = load_source(log)

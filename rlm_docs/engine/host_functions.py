@@ -30,7 +30,8 @@ def _ledger_entry(gov: Governor, completion: Completion) -> dict[str, Any] | Non
 
 
 class HostFunctions:
-    """`llm_query`, `llm_query_batched`, `rlm_query`, `cite` and `SHOW_VARS` for one run."""
+    """`llm_query`, `llm_query_batched`, `rlm_query` and `cite` for one run (`SHOW_VARS` lives in
+    the worker, which sees its live namespace)."""
 
     def __init__(
         self,
@@ -52,7 +53,6 @@ class HostFunctions:
         self.spawn = spawn
         self.calls: list[dict[str, Any]] = []
         self.cited: list[dict[str, Any]] = []
-        self.variables: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def functions(self) -> dict[str, Callable[..., Any]]:
@@ -62,7 +62,6 @@ class HostFunctions:
             "llm_query_batched": self.llm_query_batched,
             "rlm_query": self.rlm_query,
             "cite": self.cite,
-            "SHOW_VARS": self.show_vars,
         }
 
     def _client(self, model: str | None) -> Client:
@@ -170,11 +169,6 @@ class HostFunctions:
             children=records,
         )
         return answer
-
-    def show_vars(self) -> dict[str, str]:
-        """`{name: short description}` of the REPL variables as they were when the current cell
-        started (the worker cannot be queried while it waits on this call)."""
-        return dict(self.variables)
 
     def cite(self, doc: str, page: int) -> str:
         """Record (doc, page) as evidence; CorpusError if the document or page does not exist."""

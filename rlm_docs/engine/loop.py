@@ -72,6 +72,7 @@ class Outcome:
     error: str | None = None
     cited: list[dict[str, Any]] = field(default_factory=list)
     read: list[dict[str, Any]] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
     trajectory: Trajectory | None = None
 
 
@@ -171,6 +172,7 @@ class Run:
                 "input_tokens": totals["input_tokens"],
                 "output_tokens": totals["output_tokens"],
                 "steps": totals["steps"],
+                "variables": outcome.variables,
             }
         )
         return text, child.traj.lines()
@@ -230,7 +232,6 @@ class Run:
         ran = []
         for code in find_code_blocks(reply):
             self.host.calls = []
-            self.host.variables = sb.variables()
             r = sb.run(code)
             if r.restarted:
                 self._prepare(sb)
@@ -290,6 +291,7 @@ class Run:
                 self._prepare(sb)
                 self._loop(sb, outcome)
                 outcome.read = self._pages_read(sb)
+                outcome.variables = sb.variables()
         except RlmDocsError as exc:
             outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
         outcome.cited = list(self.host.cited)

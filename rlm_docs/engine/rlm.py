@@ -130,6 +130,7 @@ class RLM:
                 "citation_source": source,
                 "rejected_citations": rejected,
                 "extraction": extract_note,
+                "variables": outcome.variables,
             }
         )
         self.last_records = traj.lines()

@@ -16,7 +16,6 @@ from rlm_docs.engine.trajectory import Trajectory, trajectory_file
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Budget, Governor, Ledger
-from rlm_docs.models import Client, make_client
 
 _REGISTRY = {
     "rlm": "rlm_docs.systems.rlm_system:RlmSystem",
@@ -55,12 +54,6 @@ def make_system(name: str, config: SystemConfig) -> System:
     module, _, attr = target.partition(":")
     factory: Callable[[SystemConfig], System] = getattr(import_module(module), attr)
     return factory(config)
-
-
-def baseline_client(spec: str) -> Client:
-    """The client for a baseline's model string: the same as for the RLM (the `offline` model
-    recognises baseline prompts itself)."""
-    return make_client(spec)
 
 
 def effort_fields(governor: Governor) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from rlm_docs.engine.citations import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
-from rlm_docs.systems.base import SystemConfig, baseline_client, finish, new_trajectory
+from rlm_docs.models import make_client
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
 from rlm_docs.systems.prompts import fill
 from rlm_docs.systems.replies import Reply, page_block, read_reply
 
@@ -28,7 +29,7 @@ class Bm25Agent:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = baseline_client(config.model)
+        self.client = make_client(config.model)  # offline recognises baseline prompts
         self.k = int(config.options.get("k", 5))
         self.max_iterations = int(config.options.get("max_iterations", 10))
         self.max_page_chars = int(config.options.get("max_page_chars", 8000))

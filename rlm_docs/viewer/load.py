@@ -30,19 +30,26 @@ EFFORT_FIELDS = (
 )
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Objects of a JSONL file; DatasetError naming the file and line on bad input."""
+def read_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[dict[str, Any]]:
+    """Objects of a JSONL file; DatasetError naming the file and line on bad input.
+
+    `torn_tail_ok`: an unparsable last line with no newline is dropped instead, as an eval run
+    that is still writing (or was killed mid-write) leaves it; `--resume` re-runs that question.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read ({exc})") from None
     records = []
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
+            if torn_tail_ok and number == len(lines) and not text.endswith("\n"):
+                break
             raise DatasetError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{path}:{number}: expected a JSON object")
@@ -162,7 +169,7 @@ def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
             )
         return [q for log in logs for q in from_trajectory_file(log)]
     questions = []
-    for i, record in enumerate(read_jsonl(results)):
+    for i, record in enumerate(read_jsonl(results, torn_tail_ok=True)):
         ref = record.get("trajectory")
         log = _find_log(run_dir, ref) if isinstance(ref, str) and ref else None
         traj, problem = None, None
