@@ -133,3 +133,24 @@ def test_library_objects_render_themselves_in_notebooks(tmp_path):
     )
     html = cell._repr_html_()
     assert "ZeroDivisionError" in html and "restarted" in html
+
+
+def test_plain_text_views_in_ipython_are_readable():
+    from IPython.lib.pretty import pretty
+
+    from sandbox import CellResult
+
+    hits = [Hit("3M_2018_10K", 56, 12.5, "Net   sales\n32,765"), Hit("B", 1, 0.25, "x")]
+    assert pretty(hits) == "[3M_2018_10K p.56 (12.50): Net sales 32,765, B p.1 (0.25): x]"
+    pred = Prediction(
+        question="Net sales?", answer=["32,765"], citations=[{"file": "3M", "page": 2}]
+    )
+    text = pretty(pred)
+    assert text.startswith("Q: Net sales?") and "Citations: 3M p.2" in text
+    assert "Prediction(" in repr(pred)  # the debugging repr is unchanged
+    cell = CellResult(stdout="42\n", error="NameError: x", restarted=True, duration_s=0.1)
+    assert (
+        pretty(cell) == "42\nNameError: x\n[the sandbox worker was restarted: variables are gone]"
+    )
+    quiet = CellResult(stdout="", error=None, restarted=False, duration_s=0.25)
+    assert pretty(quiet) == "(no output, 0.250 s)"

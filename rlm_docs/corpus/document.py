@@ -2,6 +2,7 @@
 `DocInfo` (one document's sizes) and `Hit` (one search result)."""
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -39,6 +40,12 @@ class Hit:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's plain-text view (the dataclass repr stays for debugging)."""
+        from rlm_docs.notebook.display import hit_text
+
+        p.text(hit_text(self))
 
     def _repr_html_(self) -> str:
         from rlm_docs.notebook.display import hit_html

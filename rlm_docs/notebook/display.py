@@ -107,13 +107,25 @@ def corpus_html(corpus: Any) -> str:
     return wrap(f"<b>{escape(corpus_text(corpus))}</b>{docs}")
 
 
+def hit_text(hit: Any) -> str:
+    """One line: document, page, score and the start of the snippet."""
+    return f"{hit.document} p.{hit.page} ({hit.score:.2f}): {' '.join(hit.snippet.split())[:100]}"
+
+
 def hits_text(hits: Sequence[Any]) -> str:
     lines = [f"{len(hits)} hit(s)"]
-    lines += [
-        f"{i}. {h.document} p.{h.page} ({h.score:.2f}): {' '.join(h.snippet.split())[:100]}"
-        for i, h in enumerate(hits, 1)
-    ]
+    lines += [f"{i}. {hit_text(h)}" for i, h in enumerate(hits, 1)]
     return "\n".join(lines)
+
+
+def cell_text(result: Any) -> str:
+    """What the cell printed, its error, and a restart notice: what a terminal would show."""
+    parts = [result.stdout or "", result.error or ""]
+    if result.restarted:
+        parts.append("[the sandbox worker was restarted: variables are gone]")
+    return (
+        "\n".join(p.rstrip("\n") for p in parts if p) or f"(no output, {result.duration_s:.3f} s)"
+    )
 
 
 def hits_html(hits: Sequence[Any]) -> str:
@@ -260,7 +272,7 @@ def show(obj: Any, corpus: Any = None) -> Rich:
     if kind == "Ledger":
         return Rich(ledger_html(obj), ledger_text(obj))
     if kind == "CellResult":
-        return Rich(cell_html(obj), (obj.stdout or "") + (obj.error or ""))
+        return Rich(cell_html(obj), cell_text(obj))
     if kind == "Hit":
         obj = [obj]
     if isinstance(obj, TrajectoryView):
