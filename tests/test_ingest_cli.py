@@ -19,6 +19,10 @@ def test_ingest_prints_summary_and_warnings(tmp_path: Path, capsys) -> None:
     assert Corpus.load(out).num_pages("report") == 3
     assert main([*argv, "-o", str(out)]) == 0
     assert "skipped 2 unchanged" in capsys.readouterr().out
+    # The value may follow as its own word although it starts with dashes (MADQA's `---`).
+    spaced = [*argv[:-1], "--separator", "---", "--out", str(tmp_path / "spaced")]
+    assert main(spaced) == 0
+    assert Corpus.load(tmp_path / "spaced").num_pages("report") == 3
 
 
 def test_ingest_json_report(tmp_path: Path, capsys) -> None:

@@ -150,6 +150,18 @@ def test_marked_corpus_parse_and_round_trip() -> None:
     assert Corpus.from_documents(parse_marked(Path("x"), rendered)).render() == rendered
 
 
+def test_marked_corpus_saved_with_windows_line_endings(tmp_path: Path) -> None:
+    lf = (FIX / "corpus_marked.txt").read_bytes()
+    crlf = tmp_path / "corpus_crlf.txt"
+    crlf.write_bytes(lf.replace(b"\n", b"\r\n"))
+    r = read(crlf)
+    assert r.reader == "marked"
+    assert [d.pages for d in r.documents] == [
+        d.pages for d in read(FIX / "corpus_marked.txt").documents
+    ]
+    assert any("corpus_crlf.txt: CRLF line endings read as LF" in w for w in r.warnings)
+
+
 def test_marked_round_trip_with_tricky_pages() -> None:
     docs = {
         "d1": ["[PAGE 2]\nfake marker", "\n\nleading and trailing newlines\n\n", "[END PAGE 3]"],

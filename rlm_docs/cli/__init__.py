@@ -27,9 +27,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value may itself start with a dash (MADQA's page separator is `---`).
+_DASH_VALUE_OPTIONS = ("--separator",)
+
+
+def _join_dash_values(argv: list[str]) -> list[str]:
+    """`--separator ---` -> `--separator=---`: argparse would read `---` as an option."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in _DASH_VALUE_OPTIONS and i + 1 < len(argv):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_dash_values(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
     except RlmDocsError as exc:

@@ -25,8 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--separator",
         metavar="LINE",
-        help="markdown page separator line (default: form feed); write --separator=--- "
-        "when the line starts with a dash",
+        help="markdown page separator line (default: form feed), e.g. --separator ---",
     )
     p.add_argument(
         "--ocr",

@@ -19,7 +19,11 @@ _HEADER = re.compile(r"\[FILE: (.+?) \| TOTAL PAGES: (\d+)\]\n")
 
 
 def looks_marked(text: str) -> bool:
-    return _HEADER.match(text.lstrip()) is not None
+    return _HEADER.match(_lf(text.lstrip()[:4096])) is not None
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
 
 
 def parse_marked(path: Path, text: str) -> list[Document]:
@@ -73,4 +77,9 @@ def parse_marked(path: Path, text: str) -> list[Document]:
 
 
 def read_marked(path: Path, text: str, warnings: list[str]) -> ReadResult:
+    """A marked file; one saved with Windows line endings is read with LF (and said so), since
+    its markers would otherwise not match. Exact round trips hold for LF files."""
+    if _HEADER.match(text.lstrip()) is None and looks_marked(text):
+        text = _lf(text)
+        warnings.append(f"{path}: CRLF line endings read as LF")
     return ReadResult(parse_marked(path, text), "marked", warnings)
