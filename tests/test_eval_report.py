@@ -53,6 +53,9 @@ def test_report_tables_notes_and_figures(runs, tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     bm25 = next(v for k, v in summary.items() if k.startswith("bm25-agent"))
     assert bm25["steps"]["value"] == 2.0 and bm25["n"] == 6
+    rag = next(v for k, v in summary.items() if k.startswith("static-rag"))
+    assert rag["wasted_effort_steps"] == 1.0  # one step for every question, right or wrong
+    assert "Wasted effort ρ" in md
 
 
 def test_report_on_a_non_run_is_a_clear_error(tmp_path, capsys):

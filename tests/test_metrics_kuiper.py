@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from rlm_docs.eval.kuiper import effort_correlations, kuiper, kuiper_bootstrap
+from rlm_docs.eval.kuiper import effort_correlations, kuiper, kuiper_bootstrap, wasted_effort_ratio
 
 
 def test_four_items_hand_computed():
@@ -62,3 +62,13 @@ def test_vectorised_bootstrap_matches_per_resample_kuiper():
     e, y = np.array(effort), np.array(correct)
     values = [kuiper(e[i], y[i], permutations=0).normalized for i in idx]
     assert (low, high) == pytest.approx(tuple(np.quantile(values, [0.025, 0.975])))
+
+
+def test_wasted_effort_ratio_by_hand():
+    # correct: steps 2 and 4 (mean 3); wrong: steps 6 and 9 (mean 7.5); the missing one (0 steps)
+    # is left out as in MADQA's harness.
+    effort = [2, 6, 4, 9, 0]
+    correct = [1, 0, 1, 0, 0]
+    assert wasted_effort_ratio(effort, correct) == pytest.approx(7.5 / 3)
+    assert math.isnan(wasted_effort_ratio([1, 2], [1, 1]))  # no wrong answers
+    assert math.isnan(wasted_effort_ratio([], []))

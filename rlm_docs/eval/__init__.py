@@ -15,6 +15,7 @@ _EXPORTS = {
     "kuiper_bootstrap": "rlm_docs.eval.kuiper",
     "KuiperResult": "rlm_docs.eval.kuiper",
     "effort_correlations": "rlm_docs.eval.kuiper",
+    "wasted_effort_ratio": "rlm_docs.eval.kuiper",
     "rogan_gladen": "rlm_docs.eval.correction",
     "error_type": "rlm_docs.eval.taxonomy",
     "Question": "rlm_docs.eval.dataset",

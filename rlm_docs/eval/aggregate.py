@@ -13,7 +13,7 @@ import numpy as np
 
 from rlm_docs.eval.bootstrap import bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
-from rlm_docs.eval.kuiper import kuiper, kuiper_bootstrap
+from rlm_docs.eval.kuiper import kuiper, kuiper_bootstrap, wasted_effort_ratio
 from rlm_docs.eval.taxonomy import ERROR_TYPES
 
 Row = Mapping[str, Any]
@@ -76,6 +76,9 @@ def summarize(
     if with_kuiper:
         out["kuiper_steps"] = _kuiper_block(rows, "steps", seed, n_boot)
         out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
+        out["wasted_effort_steps"] = wasted_effort_ratio(
+            [effort_value(r, "steps") for r in rows], [float(bool(r.get("correct"))) for r in rows]
+        )
     out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
     out["status"] = {
         s: sum(1 for r in rows if r.get("status") == s) for s in ("ok", "failed", "missing")

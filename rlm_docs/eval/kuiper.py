@@ -125,6 +125,19 @@ def kuiper_bootstrap(
     return (float(lo), float(hi))
 
 
+def wasted_effort_ratio(effort: Sequence[float], correct: Sequence[float]) -> float:
+    """MADQA's wasted-effort ratio rho = mean effort of wrong answers / mean effort of correct ones
+    (> 1: the system grinds on what it cannot solve; < 1: it fails fast). Items with no effort
+    (missing predictions) are left out, as MADQA does; NaN when either side is empty."""
+    e = np.asarray(effort, dtype=float)
+    y = np.asarray(correct, dtype=float) >= 0.5
+    spent = e > 0
+    right, wrong = e[spent & y], e[spent & ~y]
+    if not len(right) or not len(wrong) or right.mean() == 0:
+        return math.nan
+    return float(wrong.mean() / right.mean())
+
+
 def effort_correlations(columns: dict[str, Sequence[float]]) -> dict[tuple[str, str], float]:
     """Spearman rank correlation between every pair of effort measures (NaN if one is constant)."""
     names = list(columns)

@@ -97,6 +97,7 @@ MAIN_HEADERS = [
     "Doc F1",
     "Kuiper steps K/N",
     "Kuiper tokens K/N",
+    "Wasted effort ρ",
     "Tokens/q",
     "$ total",
     "Wall s/q",
@@ -125,6 +126,9 @@ def main_table(runs: list[RunReport]) -> list[list[str]]:
                 _ci(s["doc_f1"], "num"),
                 _kuiper(s["kuiper_steps"]),
                 _kuiper(s["kuiper_tokens"]),
+                "n/a"
+                if math.isnan(s["wasted_effort_steps"])
+                else f"{s['wasted_effort_steps']:.2f}",
                 f"{s['total_tokens']['value']:,.0f}",
                 f"{s['total_cost_usd']:.4f}",
                 f"{s['wall_s']['value']:.2f}",
@@ -228,6 +232,8 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
         "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
         "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
         "lower is better calibrated; [95% bootstrap CI of K/N].",
+        "- Wasted effort ρ (MADQA): mean steps of wrong answers / mean steps of correct ones "
+        "(> 1: grinds on what it cannot solve; < 1: fails fast); questions with no steps left out.",
         "- Missing or failed predictions count as wrong with zero effort.",
     ]
     md = ["# rlm-docs evaluation report", ""]
