@@ -64,3 +64,20 @@ def test_ask_user_errors_exit_2_with_one_line(store, tmp_path, capsys):
     assert "max_steps" in capsys.readouterr().err
     assert main(["ask", "q", "--corpus", str(store), "--model", "nonsense"]) == 2
     assert "nonsense" in capsys.readouterr().err
+
+
+def test_ask_verbose_shows_each_turn_on_stderr(store, tmp_path, capsys):
+    replies = [
+        "```repl\nprint('looking')\n1/0\n```",
+        "```repl\nres = {'answer': ['$412 million'], "
+        "'citations': [{'file': 'acme_2020_10k', 'page': 2}]}\nprint('ok')\n```\nFINAL_VAR(res)",
+    ]
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(replies))
+    argv = ["ask", "Acme revenue?", "--corpus", str(store), "--model", f"scripted:{script}"]
+    assert main([*argv, "--log-dir", str(tmp_path), "-v"]) == 0
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.index("── turn 1") < err.index("print('looking')") < err.index("ZeroDivisionError")
+    assert err.index("ZeroDivisionError") < err.index("── turn 2") < err.index("final:")
+    assert "Answer: $412 million" in captured.out and "── turn" not in captured.out

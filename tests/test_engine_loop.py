@@ -272,6 +272,7 @@ def test_depth_two_recursion_rolls_costs_up_exactly_once(store, tmp_path):
         model="gpt-5-nano",
     )
     ledger = Ledger()
+    turns: list[tuple[int, int]] = []
     rlm = RLM(
         store,
         model=root,
@@ -279,9 +280,11 @@ def test_depth_two_recursion_rolls_costs_up_exactly_once(store, tmp_path):
         budget=Budget(max_depth=2),
         log_dir=tmp_path / "runs",
         ledger=ledger,
+        on_turn=lambda depth, record: turns.append((depth, record["iteration"])),
     )
     pred = rlm.ask("q?")
     assert pred.answer == ["leaf answer"] and pred.max_depth == 2
+    assert turns == [(2, 1), (1, 1), (0, 1)]  # each turn reported as it ends, innermost first
     # gpt-5-mini: $0.25 / $2 per 1M; gpt-5-nano: $0.05 / $0.40 per 1M.
     expected = 3 * (1000 * 0.25 + 100 * 2.0) / 1e6 + (500 * 0.05 + 50 * 0.4) / 1e6
     assert pred.cost_usd == pytest.approx(expected, abs=1e-12)

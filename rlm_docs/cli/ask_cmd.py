@@ -63,6 +63,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where the trajectory JSONL goes (default: RLM_DOCS_HOME/runs)",
     )
     p.add_argument("--json", action="store_true", help="print the prediction as JSON")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="show each turn as it ends (model code, REPL output, sub-calls) on stderr",
+    )
     add_budget_args(p)
     p.set_defaults(func=run)
 
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         budget=budget,
         prompt=args.prompt,
         log_dir=args.log_dir or home_dir() / "runs",
+        on_turn=print_turn if args.verbose else None,
     )
     pred = rlm.ask(args.question)
     if args.json:
@@ -93,6 +100,42 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(pred)
     return 1 if pred.stop_reason == "error" else 0
+
+
+SHOW_LINES = 12
+
+
+def _clip(text: str, lines: int = SHOW_LINES) -> str:
+    rows = text.rstrip("\n").splitlines()
+    if len(rows) <= lines:
+        return "\n".join(rows)
+    return "\n".join([*rows[:lines], f"... [{len(rows) - lines} more lines]"])
+
+
+def print_turn(depth: int, record: dict[str, Any]) -> None:
+    """One finished turn on stderr: header, each code block and its output (clipped), errors."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    where = f" (child run, depth {depth})" if depth else ""
+    forced = ", forced final turn" if record.get("forced") else ""
+    seconds = record.get("iteration_time") or 0.0
+    console.print(f"[bold cyan]── turn {record['iteration']}{where}{forced}: {seconds:.1f}s[/]")
+    for block in record.get("code_blocks", []):
+        result = block.get("result", {})
+        calls = len(result.get("rlm_calls", []))
+        console.print(f"[dim]{escape(_clip(block['code']))}[/dim]")
+        if result.get("stdout"):
+            console.print(escape(_clip(result["stdout"])))
+        if result.get("stderr"):
+            console.print(f"[red]{escape(_clip(result['stderr'], 4))}[/red]")
+        if calls:
+            console.print(f"[dim]{calls} sub-call(s)[/dim]")
+    if record.get("final_answer") is not None:
+        console.print(f"[green]final: {escape(_clip(str(record['final_answer']), 4))}[/green]")
+    if record.get("notice"):
+        console.print(f"[yellow]{escape(str(record['notice']))}[/yellow]")
 
 
 def _print(pred: Any) -> None:

@@ -9,6 +9,7 @@ A child run (`rlm_query`) is the same loop one level deeper with its own sandbox
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ class Settings:
     limits: Limits | None
     child_share: float
     max_output_chars: int
+    on_turn: Callable[[int, dict[str, Any]], None] | None = None
 
 
 @dataclass
@@ -146,6 +148,12 @@ class Run:
             budget=asdict(gov.budget),
             depth=gov.depth,
         )
+
+    def _close(self, record: dict[str, Any]) -> None:
+        """End an iteration record and show it to the `on_turn` observer (e.g. `ask -v`)."""
+        Trajectory.close(record)
+        if self.s.on_turn is not None:
+            self.s.on_turn(self.gov.depth, record)
 
     # -- recursion ----------------------------------------------------------------------------
 
@@ -328,12 +336,12 @@ class Run:
                 reply = self._call_root(messages)
             except BudgetExceeded as exc:
                 messages.pop()
-                Trajectory.close(record)
+                self._close(record)
                 record["notice"] = str(exc)
                 self._forced(sb, messages, feedback, exc.axis, outcome)
                 return
             except RlmDocsError as exc:
-                Trajectory.close(record)
+                self._close(record)
                 outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
                 return
             _record_reply(record, reply)
@@ -341,7 +349,7 @@ class Run:
             done, value, problem = self._final_value(sb, reply.text)
             if done:
                 record["final_answer"] = answer_text(value)
-                Trajectory.close(record)
+                self._close(record)
                 outcome.value, outcome.stop_reason = value, "final"
                 return
             messages.append({"role": "assistant", "content": reply.text})
@@ -349,7 +357,7 @@ class Run:
             if problem:
                 feedback = (feedback + "\n\n" if feedback else "") + problem
             record["notice"] = self.gov.notice()
-            Trajectory.close(record)
+            self._close(record)
 
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
@@ -366,16 +374,16 @@ class Run:
             reply = self._call_root(messages, final=axis in _FINAL_OK_AXES)
         except BudgetExceeded as exc:
             record["notice"] = str(exc)
-            Trajectory.close(record)
+            self._close(record)
             outcome.stop_reason = "budget"
             return
         except RlmDocsError as exc:
-            Trajectory.close(record)
+            self._close(record)
             outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
             return
         _record_reply(record, reply)
         done, value, _ = self._final_value(sb, reply.text)
         outcome.value = value if done else reply.text.strip()
         record["final_answer"] = answer_text(outcome.value)
-        Trajectory.close(record)
+        self._close(record)
         outcome.stop_reason = "forced"

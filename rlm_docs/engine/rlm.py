@@ -9,6 +9,7 @@ the corpus with `cite()` calls and pages read as fallback evidence.
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ class RLM:
     `corpus`: a `Corpus` or a store path. `model` / `sub_model`: model strings or clients
     (defaults: RLM_DOCS_MODEL or `offline`; RLM_DOCS_SUB_MODEL or the root model). `prompt`:
     `docs` or `madqa`. `log_dir`: where trajectory JSONL files go (None: not written).
-    `ledger`: a shared `Ledger` to collect every call across questions.
+    `ledger`: a shared `Ledger` to collect every call across questions. `on_turn(depth, record)`
+    is called as each turn (of the root run or of a child `rlm_query` run) ends, with its
+    trajectory record: live progress for long runs with real models.
     """
 
     def __init__(
@@ -53,6 +56,7 @@ class RLM:
         ledger: Ledger | None = None,
         child_share: float = 0.5,
         max_output_chars: int = 20_000,
+        on_turn: Callable[[int, dict[str, Any]], None] | None = None,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -68,6 +72,7 @@ class RLM:
             limits=limits,
             child_share=child_share,
             max_output_chars=max_output_chars,
+            on_turn=on_turn,
         )
         self.budget = budget or Budget()
         self.log_dir = Path(log_dir) if log_dir is not None else None
