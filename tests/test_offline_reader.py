@@ -85,10 +85,10 @@ def test_root_policy_turns():
 
 def test_baseline_prompts_are_answered_by_the_baseline_policy():
     """`make_client("offline")` itself dispatches `[rlm-docs:baseline NAME]` requests."""
-    from rlm_docs.systems.prompts import fill
+    from rlm_docs.templates import render
 
     client = make_client("offline")
-    system = {"role": "system", "content": fill("bm25_agent", k=5, max_iterations=10)}
+    system = {"role": "system", "content": render("bm25_agent", k=5, max_iterations=10)}
     question = {"role": "user", "content": "How many employees did Globex have in 2021?"}
     assert detect_role([system, question]) == "baseline"
     reply = client.complete([system, question])

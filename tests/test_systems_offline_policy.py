@@ -5,8 +5,8 @@ from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Governor
 from rlm_docs.models.offline_baselines import baseline_reply, is_baseline
 from rlm_docs.systems import SystemConfig, make_system
-from rlm_docs.systems.prompts import fill
 from rlm_docs.systems.replies import page_block, read_reply
+from rlm_docs.templates import render
 from tests.fixtures.eval.support import DOCS, QUESTIONS
 
 CORPUS = Corpus.from_documents(DOCS)
@@ -21,7 +21,7 @@ def _results(query: str) -> str:
 
 def test_bm25_agent_policy_searches_then_answers_with_the_supporting_page():
     messages = [
-        {"role": "system", "content": fill("bm25_agent", k=5, max_iterations=10)},
+        {"role": "system", "content": render("bm25_agent", k=5, max_iterations=10)},
         {"role": "user", "content": QUESTION},
     ]
     assert is_baseline(messages)
@@ -43,7 +43,7 @@ def test_static_rag_policy_answers_from_the_given_pages():
         page_block(h.document, h.page, CORPUS.page(h.document, h.page), 8000) for h in hits
     )
     question = "What quarterly dividend per share did Initech declare?"
-    prompt = fill("static_rag", k=3, pages=pages, question=question)
+    prompt = render("static_rag", k=3, pages=pages, question=question)
     reply = json.loads(baseline_reply([{"role": "user", "content": prompt}]))
     assert reply["answer"] == ["$0.25"]
     assert reply["citations"] == [{"file": "initech_2023_8k", "page": 2}]

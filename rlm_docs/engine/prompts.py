@@ -1,7 +1,7 @@
-"""Prompt templates (`prompts/*.txt`) and the corpus metadata the root model sees.
+"""The root and extract prompts (`prompts/*.txt`, filled by `rlm_docs.templates`) and the corpus
+metadata the root model sees.
 
-Templates are plain text with `{name}` placeholders; only known names are replaced, so code
-examples and JSON in a template need no brace escaping. The first line of each root or extract
+The first line of each root or extract
 template is a role marker (`[rlm-docs:root NAME]`, `[rlm-docs:extract]`): it tells the `offline`
 model which role a request is for. It is sent to real models too, where it reads as a header.
 
@@ -9,39 +9,16 @@ The root never sees corpus text, only a summary: counts, a per-document list (fi
 `MAX_LISTED` documents) and, for small corpora, the top-level table of contents.
 """
 
-import re
-from functools import cache
 from typing import Any
 
 from rlm_docs.corpus import sections
 from rlm_docs.errors import ConfigError
-from rlm_docs.resources import prompts_dir
+from rlm_docs.templates import render
 
 ROOT_PROMPTS = ("docs", "madqa")
 MAX_LISTED = 40
 TOC_DOCS = 8
 TOC_ENTRIES = 8
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-
-
-@cache
-def load_template(name: str) -> str:
-    """Text of `prompts/<name>.txt` (ConfigError naming the file if missing)."""
-    path = prompts_dir() / f"{name}.txt"
-    if not path.is_file():
-        raise ConfigError(f"prompt template {path} not found (known: {', '.join(ROOT_PROMPTS)})")
-    return path.read_text(encoding="utf-8")
-
-
-def fill(template: str, **values: Any) -> str:
-    """Replace `{name}` for the given names only, in one pass (values are not re-scanned)."""
-    return _PLACEHOLDER.sub(
-        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template
-    )
-
-
-def render(name: str, **values: Any) -> str:
-    return fill(load_template(name), **values)
 
 
 def corpus_summary(corpus: Any) -> str:

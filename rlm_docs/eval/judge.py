@@ -11,11 +11,10 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from rlm_docs.errors import RlmDocsError
-from rlm_docs.resources import prompts_dir
+from rlm_docs.templates import render
 
 VERDICT_SCORES = {"correct": 1.0, "partial": 0.5, "incorrect": 0.0}
 _TAGGED = re.compile(r"judg(?:e)?ment\W{0,6}(correct|partial|incorrect)\b", re.IGNORECASE)
@@ -34,22 +33,15 @@ class Verdict:
     explanation: str = ""
 
 
-@lru_cache(maxsize=1)
-def _template() -> str:
-    return (prompts_dir() / "judge.txt").read_text(encoding="utf-8")
-
-
 def judge_prompt(
     question: str, predicted: Sequence[str], gold_variants: Sequence[Sequence[str]]
 ) -> str:
     """MADQA's judge prompt filled in (answers JSON-encoded, as MADQA does)."""
-    return (
-        _template()
-        .replace("{question}", question)
-        .replace("{predicted}", json.dumps(list(predicted), ensure_ascii=False))
-        .replace(
-            "{gold_variants}", json.dumps([list(v) for v in gold_variants], ensure_ascii=False)
-        )
+    return render(
+        "judge",
+        question=question,
+        predicted=json.dumps(list(predicted), ensure_ascii=False),
+        gold_variants=json.dumps([list(v) for v in gold_variants], ensure_ascii=False),
     )
 
 

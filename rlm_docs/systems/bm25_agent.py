@@ -15,8 +15,8 @@ from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
-from rlm_docs.systems.prompts import fill
 from rlm_docs.systems.replies import Reply, page_block, read_reply
+from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more searches. Reply now with only the JSON answer."
 
@@ -49,7 +49,7 @@ class Bm25Agent:
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """Search/answer loop; the trajectory records every turn and search."""
         start = time.perf_counter()
-        system = fill("bm25_agent", k=self.k, max_iterations=self.max_iterations)
+        system = render("bm25_agent", k=self.k, max_iterations=self.max_iterations)
         messages = [
             {"role": "system", "content": system},
             {"role": "user", "content": question.question},

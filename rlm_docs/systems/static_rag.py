@@ -13,8 +13,8 @@ from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Governor
 from rlm_docs.models import make_client
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
-from rlm_docs.systems.prompts import fill
 from rlm_docs.systems.replies import page_block, read_reply
+from rlm_docs.templates import render
 
 
 def _norm(text: str) -> str:
@@ -39,7 +39,7 @@ class StaticRag:
         hits = self.corpus.search(question.question, k=self.k)
         pages = {(h.document, h.page): self.corpus.page(h.document, h.page) for h in hits}
         blocks = [page_block(d, p, text, self.max_page_chars) for (d, p), text in pages.items()]
-        prompt = fill(
+        prompt = render(
             "static_rag", k=len(blocks), pages="\n\n".join(blocks), question=question.question
         )
         messages = [{"role": "user", "content": prompt}]
