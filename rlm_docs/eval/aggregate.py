@@ -34,9 +34,14 @@ def _interval(values: Sequence[float], seed: int, n_boot: int) -> dict[str, floa
     return {"value": mean, "low": low, "high": high}
 
 
-def _kuiper_block(rows: Sequence[Row], measure: str, seed: int, n_boot: int) -> dict[str, float]:
+def _effort_and_correct(rows: Sequence[Row], measure: str) -> tuple[np.ndarray, np.ndarray]:
     effort = np.array([effort_value(r, measure) for r in rows])
     correct = np.array([float(bool(r.get("correct"))) for r in rows])
+    return effort, correct
+
+
+def _kuiper_block(rows: Sequence[Row], measure: str, seed: int, n_boot: int) -> dict[str, float]:
+    effort, correct = _effort_and_correct(rows, measure)
     result = kuiper(effort, correct, seed=seed)
     low, high = kuiper_bootstrap(effort, correct, n_boot=n_boot, seed=seed)
     return {
@@ -76,9 +81,7 @@ def summarize(
     if with_kuiper:
         out["kuiper_steps"] = _kuiper_block(rows, "steps", seed, n_boot)
         out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
-        out["wasted_effort_steps"] = wasted_effort_ratio(
-            [effort_value(r, "steps") for r in rows], [float(bool(r.get("correct"))) for r in rows]
-        )
+        out["wasted_effort_steps"] = wasted_effort_ratio(*_effort_and_correct(rows, "steps"))
     out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
     out["status"] = {
         s: sum(1 for r in rows if r.get("status") == s) for s in ("ok", "failed", "missing")
