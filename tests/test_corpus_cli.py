@@ -32,6 +32,10 @@ def test_info_table_and_json(store: Path, capsys) -> None:
         "chars": len("ACME overview") + len("Net sales were $12 million in 2023.") + len("Risks"),
         "tokens": data["per_document"][1]["tokens"],
         "source": "",
+        "meta": {},
+        "company": "",
+        "doc_type": "",
+        "period": "",
     }
 
 

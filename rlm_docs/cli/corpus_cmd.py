@@ -98,5 +98,7 @@ def run_search(args: argparse.Namespace) -> int:
         console.print("no matching pages")
     for rank, h in enumerate(hits, 1):
         console.print(f"[bold]{rank}. {h.document} p.{h.page}[/] [dim]({h.score:.2f})[/]")
+        if h.title:
+            console.print(f"   [{h.title}]", markup=False)
         console.print(f"   {h.snippet}", markup=False)
     return 0

@@ -33,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="PDFs: Mistral OCR (needs MISTRAL_API_KEY), local text layer, or auto (default)",
     )
+    p.add_argument(
+        "--metadata",
+        metavar="FILE",
+        help="JSONL with one object per document, keyed by 'document' or 'doc_name' (file "
+        "stem), e.g. a data set's documents.jsonl; stored with the documents (company, "
+        "doc_type and period also help search find the right filing)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
 
@@ -45,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     with err.status(f"ingesting into {args.out} …"):
         report = ingest(
-            args.sources, args.out, format=args.format, separator=args.separator, ocr=args.ocr
+            args.sources,
+            args.out,
+            format=args.format,
+            separator=args.separator,
+            ocr=args.ocr,
+            metadata=args.metadata,
         )
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))

@@ -6,6 +6,7 @@ and a pages table in corpus order, so page `n` of document `d` is row `first[d] 
 """
 
 import difflib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
 
@@ -16,6 +17,7 @@ import pyarrow.compute as pc
 from rlm_docs.corpus import render as _render
 from rlm_docs.corpus import store
 from rlm_docs.corpus.document import DocInfo, Document, Hit
+from rlm_docs.corpus.metadata import normalise
 from rlm_docs.errors import CorpusError
 
 DocumentsLike = Mapping[str, Sequence[str]] | Iterable[Document]
@@ -43,6 +45,7 @@ class Corpus:
         for n in self._names:
             self._lower.setdefault(n.lower(), n)
         self._text = pages.column("text")
+        self._meta: list[dict[str, object]] | None = None
         self._rendered: str | None = None
         self._starts: np.ndarray | None = None
         self._length = 0
@@ -88,6 +91,7 @@ class Corpus:
             self._text.slice(a, n).to_pylist(),
             self._docs.column("source")[d].as_py(),
             self._pages.column("tokens").slice(a, n).to_pylist(),
+            dict(self.metadata[d]),
         )
 
     # -- documents -----------------------------------------------------------------------
@@ -97,9 +101,20 @@ class Corpus:
         return list(self._names)
 
     @property
+    def metadata(self) -> list[dict[str, object]]:
+        """Each document's metadata row in corpus order ({} when none was given at ingest);
+        parsed once, treat as read-only."""
+        if self._meta is None:
+            self._meta = [_parse_meta(m) for m in self._docs.column("meta").to_pylist()]
+        return self._meta
+
+    @property
     def documents(self) -> list[DocInfo]:
-        cols = [self._docs.column(c).to_pylist() for c in store.DOCUMENTS_SCHEMA.names]
-        return [DocInfo(*row) for row in zip(*cols, strict=True)]
+        cols = [self._docs.column(c).to_pylist() for c in store.DOCUMENTS_SCHEMA.names[:-1]]
+        return [
+            DocInfo(*row, dict(meta), *normalise(meta))
+            for row, meta in zip(zip(*cols, strict=True), self.metadata, strict=True)
+        ]
 
     @property
     def total_pages(self) -> int:
@@ -227,3 +242,12 @@ class Corpus:
         if self._searcher is None:
             self._searcher = Searcher.open(self)
         return self._searcher.search(query, k=k, document=only, boost_names=boost_names)
+
+
+def _parse_meta(text: str | None) -> dict[str, object]:
+    """A stored metadata cell as a dict ({} for none or anything that is not a JSON object)."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

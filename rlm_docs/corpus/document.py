@@ -1,5 +1,5 @@
 """The value types of a corpus: a document read from a source, and the public records
-`DocInfo` (one document's sizes) and `Hit` (one search result)."""
+`DocInfo` (one document's sizes and metadata) and `Hit` (one search result)."""
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -13,17 +13,24 @@ class Document:
     pages: list[str]
     source: str = ""
     tokens: list[int] | None = field(default=None, repr=False)
+    meta: dict[str, object] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class DocInfo:
-    """Size summary of one stored document."""
+    """Size summary of one stored document, with the metadata row given at ingest (`meta`, {}
+    when none) and its normalised `company`, `doc_type` and `period` ('' when absent; see
+    `rlm_docs.corpus.metadata`)."""
 
     name: str
     num_pages: int
     chars: int
     tokens: int
     source: str
+    meta: dict[str, object] = field(default_factory=dict)
+    company: str = ""
+    doc_type: str = ""
+    period: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -31,12 +38,14 @@ class DocInfo:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One ranked page from `Corpus.search`."""
+    """One ranked page from `Corpus.search`; `title` is the page's heading or statement/table
+    title ('' when the page shows none), so a reader can tell which table a number comes from."""
 
     document: str
     page: int
     score: float
     snippet: str
+    title: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)

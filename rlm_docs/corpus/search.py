@@ -41,6 +41,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from bm25s.tokenization import Tokenized
 
 from rlm_docs.corpus.document import Hit
+from rlm_docs.corpus.headings import page_title
 from rlm_docs.corpus.names import name_match, parse_name, parse_query
 from rlm_docs.errors import CorpusError
 
@@ -244,6 +245,7 @@ class Searcher:
                     r - int(self.first[d]) + 1,
                     round(float(scores[r]), 4),
                     snippet(text, terms),
+                    page_title(text),
                 )
             )
         return hits

@@ -2,7 +2,9 @@
 
 Layout:
     manifest.json      format/version, per-source content hash, reader, documents, warnings
-    documents.parquet  name, num_pages, chars, tokens, source        (corpus order)
+    documents.parquet  name, num_pages, chars, tokens, source, meta  (corpus order; meta is the
+                       JSON metadata row given at ingest, "{}" when none; stores written
+                       before it existed have no meta column and still load)
     pages.parquet      doc (index into documents), page (1-based), text, chars, tokens
     bm25/              the BM25 page index (`rlm_docs.corpus.search`)
 
@@ -40,8 +42,10 @@ DOCUMENTS_SCHEMA = pa.schema(
         ("chars", pa.int64()),
         ("tokens", pa.int64()),
         ("source", pa.string()),
+        ("meta", pa.string()),
     ]
 )
+OLD_DOCUMENTS_SCHEMA = pa.schema(list(DOCUMENTS_SCHEMA)[:-1])  # before `meta`
 PAGES_SCHEMA = pa.schema(
     [
         ("doc", pa.int32()),
@@ -115,6 +119,7 @@ def build_tables(docs: list[Document]) -> tuple[pa.Table, pa.Table]:
             pa.array(doc_chars, pa.int64()),
             pa.array(doc_tokens, pa.int64()),
             pa.array([d.source for d in docs], pa.string()),
+            pa.array([json.dumps(d.meta, ensure_ascii=False) for d in docs], pa.string()),
         ],
         schema=DOCUMENTS_SCHEMA,
     )
@@ -195,6 +200,8 @@ def read_tables(path: Path) -> tuple[pa.Table, pa.Table]:
             table = pq.read_table(file, memory_map=True)
         except (OSError, pa.ArrowException) as exc:
             raise CorpusError(f"{file}: cannot read corpus table ({exc})") from None
+        if name == DOCUMENTS and table.schema.equals(OLD_DOCUMENTS_SCHEMA, check_metadata=False):
+            table = table.append_column("meta", pa.array(["{}"] * table.num_rows, pa.string()))
         if not table.schema.equals(schema, check_metadata=False):
             raise CorpusError(f"{file}: unexpected columns {table.schema.names}")
         out.append(table)

@@ -7,6 +7,10 @@ source's documents and token counts are copied from the old store instead of bei
 tokenized again ("skipped N unchanged"); when every source is unchanged the store is left as is.
 All reading happens before anything is written, and the store is replaced atomically, so bad
 input never leaves a half-written or damaged store behind.
+
+`metadata=FILE` (JSONL, see `rlm_docs.corpus.metadata`) attaches a row to every document it
+names; the file's hash is recorded in the manifest, so a changed file rewrites the store.
+Without it, documents copied from the old store keep the metadata they had.
 """
 
 import hashlib
@@ -16,6 +20,7 @@ from pathlib import Path
 
 from rlm_docs.corpus import Corpus, store
 from rlm_docs.corpus.document import Document
+from rlm_docs.corpus.metadata import match_rows, read_metadata
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest.detect import read_source, supported
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
@@ -101,8 +106,10 @@ def ingest(
     format: str | None = None,
     separator: str | None = None,
     ocr: str = "auto",
+    metadata: str | Path | None = None,
 ) -> IngestReport:
-    """Read `sources` (files or directories) and write the corpus store `out`."""
+    """Read `sources` (files or directories) and write the corpus store `out`, attaching the
+    rows of the JSONL file `metadata` to the documents they name."""
     if format is not None and format not in FORMATS:
         raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
     if ocr not in OCR_MODES:
@@ -110,6 +117,7 @@ def ingest(
     options = Options(format, separator, ocr)
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
+    rows = read_metadata(metadata) if metadata is not None else None
     files = discover(list(sources), exclude=out)
     old, previous = _previous(out)
     docs: list[Document] = []
@@ -145,9 +153,21 @@ def ingest(
             }
         )
     store.check_documents(docs)
-    unchanged = old is not None and skipped == len(files) and _same_sources(old, entries)
+    meta_entry = old.manifest.get("metadata") if old is not None else None
+    if metadata is not None and rows is not None:
+        meta_entry = {"path": str(metadata), "sha256": _sha256(Path(metadata))}
+        warnings.extend(_attach(docs, rows, Path(metadata)))
+    unchanged = (
+        old is not None
+        and skipped == len(files)
+        and _same_sources(old, entries)
+        and meta_entry == old.manifest.get("metadata")
+    )
     if not unchanged:
-        store.write_store(out, docs, {"sources": entries, "warnings": warnings})
+        manifest = {"sources": entries, "warnings": warnings}
+        if meta_entry is not None:
+            manifest["metadata"] = meta_entry
+        store.write_store(out, docs, manifest)
     return IngestReport(
         out,
         len(docs),
@@ -165,3 +185,26 @@ def _same_sources(old: Corpus, entries: list[dict]) -> bool:
         return e.get("path"), e.get("sha256"), json.dumps(e.get("options"), sort_keys=True)
 
     return [ident(e) for e in old.manifest.get("sources", [])] == [ident(e) for e in entries]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _attach(docs: list[Document], rows: dict[str, dict], file: Path) -> list[str]:
+    """Set each document's metadata from `rows`; warnings for rows naming no document and for
+    documents without a row."""
+    found, unused = match_rows([d.name for d in docs], rows)
+    for d in docs:
+        d.meta = dict(found[d.name])
+    notes = []
+    if unused:
+        notes.append(
+            f"{file}: {len(unused)} metadata row(s) name no ingested document (e.g. {unused[0]!r})"
+        )
+    missing = [d.name for d in docs if not d.meta]
+    if missing:
+        notes.append(
+            f"{file}: no metadata row for {len(missing)} document(s) (e.g. {missing[0]!r})"
+        )
+    return notes
