@@ -11,7 +11,7 @@ import sys
 
 from rlm_docs.errors import RlmDocsError
 
-_COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view")
+_COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,6 +14,7 @@ from typing import Any
 
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval.citations import doc_key, page_number
+from rlm_docs.eval.workload_scoring import SCORERS
 
 HOP_TYPES = ("single", "cross_page", "cross_doc")
 
@@ -87,6 +88,9 @@ def parse_question(record: Any, where: str) -> Question:
         qid = str(qid)
     if not isinstance(qid, str) or not qid.strip():
         raise DatasetError(f"{where}: field 'id' must be a non-empty string")
+    scorer = record.get("scorer")
+    if scorer is not None and scorer not in SCORERS:
+        raise DatasetError(f"{where}: field 'scorer' must be one of {', '.join(SCORERS)}")
     known = {"id", "question", "answer_variants", "evidence", "question_type", "domain"}
     return Question(
         id=qid,

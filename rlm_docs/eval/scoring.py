@@ -2,7 +2,8 @@
 
 Accuracy follows MADQA's ANLS*+LLM pipeline: an empty or over-long answer scores 0 outright; an
 exact match (ANLS* = 1) scores 1; anything else goes to the judge (1 / 0.5 / 0). Without a
-judge the score is the ANLS* >= 0.5 stage (1 or 0). A prediction is `correct` when its score is
+judge the score is the ANLS* >= 0.5 stage (1 or 0). A question with a `scorer` field (the
+generated workloads) is scored by that workload's own metric instead, never by the judge. A prediction is `correct` when its score is
 at least 0.5, as in MADQA's harness; that flag drives Kuiper and the error taxonomy.
 """
 
@@ -15,6 +16,7 @@ from rlm_docs.eval.citations import doc_f1, page_f1
 from rlm_docs.eval.dataset import Question
 from rlm_docs.eval.judge import Verdict
 from rlm_docs.eval.taxonomy import error_type
+from rlm_docs.eval.workload_scoring import score_workload
 
 MAX_ANSWER_CHARS = 2000
 JudgeFn = Callable[[Question, list[str]], Verdict]
@@ -27,6 +29,9 @@ def answer_score(
     items = [str(a) for a in answer if str(a).strip()]
     if not items:
         return {"anls": 0.0, "score": 0.0, "stage": "empty", "judgment": None}
+    scorer = question.extra.get("scorer")
+    if scorer:  # a generated workload's own metric (rlm_docs.eval.workload_scoring)
+        return score_workload(scorer, question.extra, question.answer_variants, items)
     if len(json.dumps(items, ensure_ascii=False)) > MAX_ANSWER_CHARS:
         return {"anls": 0.0, "score": 0.0, "stage": "too_long", "judgment": None}
     anls = anls_star(items, question.answer_variants)

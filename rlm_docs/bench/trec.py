@@ -1,0 +1,66 @@
+"""The TREC-coarse instance pool OOLONG samples from (`trec_coarse_validated.jsonl`).
+
+Only `input` (the question) and `label` (the gold coarse class) are used, as OOLONG's loader
+does. The file is research data with its own licence, so it is read from where the user keeps
+it (default: the shared copy beside the repository) and never copied into the repository.
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlm_docs.errors import DatasetError
+
+# The six coarse labels in OOLONG's canonical order.
+LABELS = (
+    "abbreviation",
+    "entity",
+    "description and abstract concept",
+    "human being",
+    "location",
+    "numeric value",
+)
+DEFAULT_RELATIVE = Path("../shared/datasets/oolong-trec/trec_coarse_validated.jsonl")
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One TREC question and its gold coarse label."""
+
+    text: str
+    label: str
+
+
+def default_path() -> Path:
+    """The shared copy, resolved relative to the repository root (`../shared/...`)."""
+    return (Path(__file__).resolve().parents[2] / DEFAULT_RELATIVE).resolve()
+
+
+def load_pool(path: str | Path | None = None) -> list[Instance]:
+    """All instances of the file, in file order; DatasetError names the file and line."""
+    p = Path(path) if path is not None else default_path()
+    if not p.is_file():
+        hint = "" if path is not None else " (the default shared copy; give --data PATH)"
+        raise DatasetError(f"{p}: TREC-coarse file not found{hint}")
+    pool: list[Instance] = []
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{p}: cannot read TREC-coarse file ({exc})") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{p}:{number}: invalid JSON ({exc.msg})") from None
+        text = row.get("input") if isinstance(row, dict) else None
+        label = row.get("label") if isinstance(row, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise DatasetError(f"{p}:{number}: field 'input' must be a non-empty string")
+        if label not in LABELS:
+            raise DatasetError(f"{p}:{number}: field 'label' must be one of {', '.join(LABELS)}")
+        pool.append(Instance(" ".join(text.split()), label))
+    if not pool:
+        raise DatasetError(f"{p}: no instances")
+    return pool
