@@ -60,8 +60,10 @@ def test_ask_user_errors_exit_2_with_one_line(store, tmp_path, capsys):
     assert main(["ask", "q", "--corpus", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rlm-docs ask: error:") and "missing" in err
-    assert main(["ask", "q", "--corpus", str(store), "--max-steps", "-1"]) == 2
-    assert "max_steps" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse refuses it (exit 2)
+        main(["ask", "q", "--corpus", str(store), "--max-steps", "-1"])
+    assert refused.value.code == 2
+    assert "argument --max-steps: must be >= 1" in capsys.readouterr().err
     assert main(["ask", "q", "--corpus", str(store), "--model", "nonsense"]) == 2
     assert "nonsense" in capsys.readouterr().err
 

@@ -9,7 +9,10 @@ import argparse
 import importlib
 import sys
 
+from rlm_docs import __version__
+from rlm_docs.cli.interrupt import leave
 from rlm_docs.errors import RlmDocsError
+from rlm_docs.output_paths import check_home
 
 _COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view", "bench")
 
@@ -20,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rlm-docs",
         description="Recursive language models over document collections.",
     )
+    parser.add_argument("--version", action="version", version=f"rlm-docs {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in _COMMANDS:
@@ -45,14 +49,32 @@ def _join_dash_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _os_error(exc: OSError) -> str:
+    """An OS error on a user's path as one line: `PATH: reason` (no errno, no traceback)."""
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{' -> '.join(names)}: {reason}" if names else reason
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
-    args = build_parser().parse_args(_join_dash_values(sys.argv[1:] if argv is None else argv))
+    """Entry point of the console script; returns the process exit code.
+
+    User mistakes come back as one line `rlm-docs CMD: error: ...` and exit code 2: an
+    `RlmDocsError` from the command, or an OS error on a path the user gave (a file where a
+    directory belongs, a read-only or full disk) that no earlier check caught.
+    """
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(_join_dash_values(raw))
+    args.argv = raw
     try:
+        if getattr(args, "needs_home", False):
+            check_home()
         return int(args.func(args) or 0)
     except RlmDocsError as exc:
         print(f"rlm-docs {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"rlm-docs {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except OSError as exc:
+        print(f"rlm-docs {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        return leave(args.command, exc)

@@ -10,17 +10,25 @@ import json
 import os
 from typing import Any
 
+from rlm_docs.cli.numbers import count, positive_float, positive_int
 from rlm_docs.resources import home_dir
 
+# (flag, Budget field, argparse type, help): 0 is refused where it would make the run pointless
+# and kept where it means "none of this" (no sub-calls, no recursion).
 _BUDGET_FLAGS = (
-    ("--max-steps", "max_steps", int, "root turns (default 20)"),
-    ("--max-sub-calls", "max_sub_calls", int, "sub-model calls (default 100)"),
-    ("--max-input-tokens", "max_input_tokens", int, "input tokens, all calls (default: no limit)"),
-    ("--max-output-tokens", "max_output_tokens", int, "output tokens (default: no limit)"),
-    ("--max-cost", "max_cost_usd", float, "dollars (default: no limit)"),
-    ("--max-wall", "max_wall_s", float, "wall-clock seconds (default: no limit)"),
-    ("--max-depth", "max_depth", int, "recursion depth of rlm_query (default 1)"),
-    ("--concurrency", "max_concurrency", int, "parallel sub-calls (default 8)"),
+    ("--max-steps", "max_steps", positive_int, "root turns (default 20)"),
+    ("--max-sub-calls", "max_sub_calls", count, "sub-model calls (default 100; 0: none)"),
+    (
+        "--max-input-tokens",
+        "max_input_tokens",
+        positive_int,
+        "input tokens, all calls (default: no limit)",
+    ),
+    ("--max-output-tokens", "max_output_tokens", positive_int, "output tokens (default: no limit)"),
+    ("--max-cost", "max_cost_usd", positive_float, "dollars (default: no limit)"),
+    ("--max-wall", "max_wall_s", positive_float, "wall-clock seconds (default: no limit)"),
+    ("--max-depth", "max_depth", count, "recursion depth of rlm_query (default 1; 0: none)"),
+    ("--concurrency", "max_concurrency", positive_int, "parallel sub-calls (default 8)"),
 )
 
 
@@ -49,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("question", help="the question to answer")
-    p.add_argument("--corpus", metavar="STORE", help="corpus store (default: the demo corpus)")
+    p.add_argument(
+        "--corpus", metavar="STORE", help="corpus store, or `demo` (default: the demo corpus)"
+    )
     p.add_argument(
         "--model", help="root model, e.g. openai:gpt-5-mini (default: RLM_DOCS_MODEL or offline)"
     )
@@ -70,28 +80,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show each turn as it ends (model code, REPL output, sub-calls) on stderr",
     )
     add_budget_args(p)
-    p.set_defaults(func=run)
-
-
-def _corpus_path(given: str | None) -> str:
-    if given:
-        return given
-    from rlm_docs.corpus.demo import demo_corpus_path
-
-    return str(demo_corpus_path())
+    p.set_defaults(func=run, needs_home=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    from rlm_docs.corpus.demo import resolve_store
     from rlm_docs.engine import RLM
+    from rlm_docs.output_paths import check_output_dir
 
+    log_dir = check_output_dir(args.log_dir or home_dir() / "runs", "--log-dir")
     budget = budget_from_args(args)
     rlm = RLM(
-        _corpus_path(args.corpus),
+        resolve_store(args.corpus),
         model=args.model or os.environ.get("RLM_DOCS_MODEL") or "offline",
         sub_model=args.sub_model,
         budget=budget,
         prompt=args.prompt,
-        log_dir=args.log_dir or home_dir() / "runs",
+        log_dir=log_dir,
         on_turn=print_turn if args.verbose else None,
     )
     pred = rlm.ask(args.question)

@@ -4,6 +4,8 @@ import argparse
 import json
 import sys
 
+from rlm_docs.cli.numbers import positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("corpus", help="inspect a corpus store (info, show, search)")
@@ -11,20 +13,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub.required = True
 
     info = sub.add_parser("info", help="documents, pages and tokens of a store")
-    info.add_argument("corpus", metavar="CORPUS", help="store directory")
+    info.add_argument("corpus", metavar="CORPUS", help="store directory, or `demo`")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=run_info)
 
     show = sub.add_parser("show", help="print one page")
-    show.add_argument("corpus", metavar="CORPUS", help="store directory")
+    show.add_argument("corpus", metavar="CORPUS", help="store directory, or `demo`")
     show.add_argument("document", metavar="DOC", help="document name (case-insensitive)")
-    show.add_argument("page", metavar="PAGE", type=int, help="1-based page number")
+    show.add_argument("page", metavar="PAGE", type=positive_int, help="1-based page number")
     show.set_defaults(func=run_show)
 
     search = sub.add_parser("search", help="BM25 page search")
-    search.add_argument("corpus", metavar="CORPUS", help="store directory")
+    search.add_argument("corpus", metavar="CORPUS", help="store directory, or `demo`")
     search.add_argument("query", help="search words")
-    search.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
+    search.add_argument("-k", type=positive_int, default=5, help="number of hits (default 5)")
     search.add_argument("--doc", metavar="DOC", help="only pages of this document")
     search.add_argument("--no-boost", action="store_true", help="plain BM25, no name boost")
     search.add_argument("--json", action="store_true", help="print JSON lines")
@@ -41,8 +43,9 @@ def run_info(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from rlm_docs.corpus import Corpus
+    from rlm_docs.corpus.demo import resolve_store
 
-    corpus = Corpus.load(args.corpus)
+    corpus = Corpus.load(resolve_store(args.corpus))
     docs = corpus.documents
     totals = {
         "documents": len(docs),
@@ -77,16 +80,18 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
+    from rlm_docs.corpus.demo import resolve_store
 
-    text = Corpus.load(args.corpus).page(args.document, args.page)
+    text = Corpus.load(resolve_store(args.corpus)).page(args.document, args.page)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
+    from rlm_docs.corpus.demo import resolve_store
 
-    hits = Corpus.load(args.corpus).search(
+    hits = Corpus.load(resolve_store(args.corpus)).search(
         args.query, k=args.k, document=args.doc, boost_names=not args.no_boost
     )
     if args.json:

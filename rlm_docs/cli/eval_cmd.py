@@ -5,9 +5,12 @@ an interrupted run with the same settings.
 """
 
 import argparse
+import shlex
 from pathlib import Path
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.interrupt import Interrupted
+from rlm_docs.cli.numbers import fraction, positive_int
 
 _SYSTEMS = ("rlm", "bm25-agent", "static-rag")
 
@@ -22,27 +25,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("--dataset", required=True, metavar="QUESTIONS.jsonl", help="MADQA-schema file")
-    p.add_argument("--corpus", required=True, metavar="STORE", help="corpus store directory")
+    p.add_argument(
+        "--corpus", required=True, metavar="STORE", help="corpus store directory, or `demo`"
+    )
     p.add_argument("--system", required=True, choices=_SYSTEMS, help="system to evaluate")
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
     p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
     p.add_argument("--judge", metavar="MODEL", help="LLM judge model (default: ANLS* only)")
     p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
-    p.add_argument("--workers", type=int, default=4, help="questions in parallel (default 4)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument(
+        "--workers", type=positive_int, default=4, help="questions in parallel (default 4)"
+    )
+    p.add_argument("--limit", type=positive_int, help="only the first N questions")
     p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
     p.add_argument("--prompt", choices=("docs", "madqa"), default="madqa", help="rlm root prompt")
-    p.add_argument("--top-k", type=int, default=5, help="pages per search, baselines (default 5)")
-    p.add_argument("--max-iterations", type=int, default=10, help="bm25-agent turns T (default 10)")
     p.add_argument(
-        "--judge-sensitivity", type=float, default=0.98, help="for Rogan-Gladen (default 0.98)"
+        "--top-k", type=positive_int, default=5, help="pages per search, baselines (default 5)"
     )
     p.add_argument(
-        "--judge-specificity", type=float, default=1.0, help="for Rogan-Gladen (default 1.0)"
+        "--max-iterations", type=positive_int, default=10, help="bm25-agent turns T (default 10)"
+    )
+    p.add_argument(
+        "--judge-sensitivity", type=fraction, default=0.98, help="for Rogan-Gladen (default 0.98)"
+    )
+    p.add_argument(
+        "--judge-specificity", type=fraction, default=1.0, help="for Rogan-Gladen (default 1.0)"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_budget_args(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, needs_home=True)
 
 
 def _options(args: argparse.Namespace) -> dict:
@@ -53,15 +64,24 @@ def _options(args: argparse.Namespace) -> dict:
     return {"k": args.top_k}
 
 
-def run(args: argparse.Namespace) -> int:
-    from rlm_docs.errors import ConfigError
-    from rlm_docs.eval.runner import EvalSettings, run_eval
+def _resume_hint(args: argparse.Namespace) -> str:
+    """The command that continues this run (the user's own argv, plus --resume)."""
+    argv = list(getattr(args, "argv", None) or [])
+    if "--resume" not in argv:
+        argv.append("--resume")
+    return "rlm-docs " + shlex.join(argv)
 
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+
+def run(args: argparse.Namespace) -> int:
+    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.eval.rundir import RunDir
+    from rlm_docs.eval.runner import EvalSettings, run_eval
+    from rlm_docs.output_paths import check_output_dir
+
+    check_output_dir(args.out, "--out")
     settings = EvalSettings(
         dataset=Path(args.dataset),
-        corpus=Path(args.corpus),
+        corpus=resolve_store(args.corpus),
         system=args.system,
         model=args.model,
         out=Path(args.out),
@@ -76,7 +96,14 @@ def run(args: argparse.Namespace) -> int:
         sensitivity=args.judge_sensitivity,
         specificity=args.judge_specificity,
     )
-    s = run_eval(settings)
+    try:
+        s = run_eval(settings)
+    except KeyboardInterrupt:
+        done = len(RunDir(args.out).read_results())
+        raise Interrupted(
+            f"{done} finished question(s) are kept in {args.out}; continue with:\n"
+            f"  {_resume_hint(args)}"
+        ) from None
     acc = s["accuracy"]
     stage = "judge" if args.judge else "ANLS* >= 0.5 stage (no judge)"
     print(

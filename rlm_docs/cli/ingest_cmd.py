@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from rlm_docs.ingest import ingest
+    from rlm_docs.output_paths import check_output_dir
 
+    check_output_dir(args.out, "--out")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     with err.status(f"ingesting into {args.out} …"):
         report = ingest(

@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.eval.report import build_report
+    from rlm_docs.output_paths import check_output_dir
+
+    check_output_dir(args.out, "--out")
 
     result = build_report(args.runs, args.out)
     print(result["markdown"])

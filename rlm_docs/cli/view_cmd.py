@@ -18,15 +18,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--corpus",
         metavar="STORE",
-        help="corpus store to quote cited pages from (default: none, citations only)",
+        help="corpus store (or `demo`) to quote cited pages from (default: none, citations only)",
     )
     p.add_argument("--title", help="page title (default: the source's name)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.output_paths import check_output_file
     from rlm_docs.viewer import write_viewer
 
-    out = write_viewer(args.source, args.out, corpus=args.corpus, title=args.title)
+    check_output_file(args.out, "--out")
+    corpus = resolve_store(args.corpus) if args.corpus else None
+    out = write_viewer(args.source, args.out, corpus=corpus, title=args.title)
     print(f"wrote {out} ({Path(out).stat().st_size:,} bytes)")
     return 0

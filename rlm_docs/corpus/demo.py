@@ -7,6 +7,7 @@ processes racing to build it serialise on a lock file; the loser finds the finis
 
 import fcntl
 import hashlib
+import os
 from pathlib import Path
 
 from rlm_docs.corpus import store
@@ -41,6 +42,20 @@ def demo_corpus_path() -> Path:
 
             ingest(_sources(), target)
     return target
+
+
+DEMO = "demo"
+
+
+def resolve_store(given: str | os.PathLike | None) -> Path:
+    """A store argument as a path: None or `demo` is the bundled demo store (built on first
+    use), unless a path named `demo` exists, which wins (it is what the user pointed at)."""
+    if given is None or (str(given) == DEMO and not os.path.lexists(given)):
+        from rlm_docs.output_paths import check_home
+
+        check_home()
+        return demo_corpus_path()
+    return Path(given)
 
 
 def demo_questions_path() -> Path:

@@ -128,6 +128,16 @@ class RunDir:
             fh.flush()
             os.fsync(fh.fileno())
 
+    def remove_unrecorded_trajectories(self, records: dict[str, dict[str, Any]]) -> None:
+        """Delete trajectory files no recorded question points to (questions cut short by an
+        interrupt): on resume those questions run again and write fresh ones."""
+        if not self.trajectories.is_dir():
+            return
+        kept = {Path(r["trajectory"]).name for r in records.values() if r.get("trajectory")}
+        for path in self.trajectories.glob("*.jsonl"):
+            if path.name not in kept:
+                path.unlink(missing_ok=True)
+
     def write_outputs(self, rows: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> None:
         """predictions.parquet, predictions.madqa.jsonl and ledger.jsonl, each atomically."""
         madqa = []

@@ -6,6 +6,7 @@ citations, error type) inside its task and returned to this thread, which alone 
 loses at most the questions in flight and never duplicates one.
 """
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -86,10 +87,18 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
     }
 
 
+class Cancelled(Exception):
+    """A question that finished after its run was interrupted (never recorded)."""
+
+
 def _task(
-    system: Any, judge_client: Any, budget: Budget, ledger: Ledger
+    system: Any, judge_client: Any, budget: Budget, ledger: Ledger, cancelled: threading.Event
 ) -> Callable[[Question], dict[str, Any]]:
-    """The per-question work: answer, judge, score; never raises for a failed answer."""
+    """The per-question work: answer, judge, score; never raises for a failed answer.
+
+    A question that ends after the run was interrupted (`cancelled`) deletes its trajectory
+    and raises `Cancelled`: its result will never be recorded, so no file may claim otherwise.
+    """
 
     def run(q: Question) -> dict[str, Any]:
         governor = Governor(budget, ledger=ledger, question_id=q.id)
@@ -103,6 +112,10 @@ def _task(
                 stop_reason="error",
                 error=f"{type(exc).__name__}: {exc}",
             )
+        if cancelled.is_set():
+            if prediction.trajectory:
+                Path(prediction.trajectory).unlink(missing_ok=True)
+            raise Cancelled(q.id)
         if prediction.stop_reason == "error":
             status = "failed"
         judge = None
@@ -153,11 +166,9 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
         )
     questions = load_questions(settings.dataset, settings.limit)
     corpus = Corpus.load(settings.corpus)
+    # Everything a user can get wrong (model strings, keys, workers) is checked before the run
+    # directory exists: a refused start must not leave a run.json that blocks the fixed command.
     run = RunDir(settings.out)
-    manifest = run.start(_manifest(settings, questions), settings.resume)
-    run.truncate_torn_tail()
-    records = run.read_results()
-    todo = [q for q in questions if q.id not in records]
     ledger = Ledger()
     config = SystemConfig(
         corpus=corpus,
@@ -170,8 +181,13 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
     )
     system = make_system(settings.system, config)
     judge_client = make_client(settings.judge) if settings.judge else None
-    task = _task(system, judge_client, settings.budget, ledger)
     executor = executor or ThreadExecutor(settings.workers)
+    manifest = run.start(_manifest(settings, questions), settings.resume)
+    run.truncate_torn_tail()
+    records = run.read_results()
+    todo = [q for q in questions if q.id not in records]
+    cancelled = threading.Event()
+    task = _task(system, judge_client, settings.budget, ledger, cancelled)
     console = Console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -181,17 +197,24 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
         TextColumn("{task.fields[stats]}"),
     )
     started = time.perf_counter()
-    with Progress(*columns, console=console, disable=not settings.progress) as progress:
-        bar = progress.add_task(
-            f"{settings.system}",
-            total=len(questions),
-            completed=len(records),
-            stats=_stats(records),
-        )
-        for record in executor.map_unordered(task, todo):
-            run.append(record)
-            records[record["id"]] = record
-            progress.update(bar, advance=1, stats=_stats(records))
+    try:
+        with Progress(*columns, console=console, disable=not settings.progress) as progress:
+            bar = progress.add_task(
+                f"{settings.system}",
+                total=len(questions),
+                completed=len(records),
+                stats=_stats(records),
+            )
+            for record in executor.map_unordered(task, todo):
+                run.append(record)
+                records[record["id"]] = record
+                progress.update(bar, advance=1, stats=_stats(records))
+    except KeyboardInterrupt:
+        # Questions still in flight finish in the background (or die with the process): mark
+        # them cancelled so none records a trajectory, and drop those already written.
+        cancelled.set()
+        run.remove_unrecorded_trajectories(records)
+        raise
     rows = run_rows(manifest, records)
     ledger_rows = [entry for row in rows for entry in row.get("ledger", [])]
     run.write_outputs(rows, ledger_rows)

@@ -1,0 +1,35 @@
+"""argparse `type=` helpers for numeric flags, so `--max-steps 0` or `-k -3` is refused by the
+parser itself (one line naming the flag, exit 2) instead of being accepted and misbehaving."""
+
+import argparse
+from collections.abc import Callable
+
+
+def _number(kind: type, low: float, low_open: bool, high: float | None = None):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            noun = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+        if value != value or value < low or (low_open and value == low):  # NaN too
+            bound = f"> {low:g}" if low_open else f">= {low:g}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high:g}, got {text}")
+        return value
+
+    return parse
+
+
+positive_int: Callable[[str], int] = _number(int, 1, False)
+"""An integer >= 1 (steps, workers, hits, pages)."""
+
+count: Callable[[str], int] = _number(int, 0, False)
+"""An integer >= 0 (limits where 0 means "none allowed", e.g. sub-calls, recursion depth)."""
+
+positive_float: Callable[[str], float] = _number(float, 0.0, True)
+"""A number > 0 (dollars, seconds)."""
+
+fraction: Callable[[str], float] = _number(float, 0.0, True, 1.0)
+"""A number in (0, 1] (judge sensitivity and specificity)."""
