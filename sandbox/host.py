@@ -48,7 +48,12 @@ class _WorkerGone(Exception):
 
 
 class _TimedOut(Exception):
-    """The worker did not answer within the wall-clock limit."""
+    """The worker did not answer within the wall-clock limit (`run_deadline`: the caller's
+    absolute deadline passed, rather than the cell's own limit)."""
+
+    def __init__(self, run_deadline: bool = False) -> None:
+        super().__init__()
+        self.run_deadline = run_deadline
 
 
 def _death_reason(returncode: int | None, limits: Limits) -> str:
@@ -244,7 +249,9 @@ class Sandbox:
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # re-raised inside the sandbox under the same class name
-            return {"op": "raise", "type": type(exc).__name__, "message": str(exc)}
+            # Capped like cell output: the message may quote model input of any size.
+            message = bounded(str(exc), self.limits.max_output_chars)
+            return {"op": "raise", "type": type(exc).__name__[:100], "message": message}
         reply = {"op": "return", "value": value}
         try:
             protocol.encode(reply)
@@ -256,15 +263,20 @@ class Sandbox:
             }
         return reply
 
-    def _exchange(self, message: dict[str, Any], final_ops: tuple[str, ...]) -> dict[str, Any]:
-        """Send a request and serve host calls until the final reply; the deadline excludes
-        time spent in host functions. If the host is interrupted meanwhile (Ctrl-C, or a host
-        function raising a BaseException), the worker is restarted: it is mid-request and the
-        conversation cannot be resumed."""
+    def _exchange(
+        self,
+        message: dict[str, Any],
+        final_ops: tuple[str, ...],
+        run_deadline: float | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and serve host calls until the final reply; the cell's deadline
+        excludes time spent in host functions, `run_deadline` (absolute) does not. If the host
+        is interrupted meanwhile (Ctrl-C, or a host function raising a BaseException), the
+        worker is restarted: it is mid-request and the conversation cannot be resumed."""
         if self._finalizer is None:
             raise SandboxError("the sandbox is closed")
         try:
-            return self._serve_until_reply(message, final_ops)
+            return self._serve_until_reply(message, final_ops, run_deadline)
         except (_TimedOut, _WorkerGone):
             raise
         except BaseException:
@@ -272,16 +284,17 @@ class Sandbox:
             raise
 
     def _serve_until_reply(
-        self, message: dict[str, Any], final_ops: tuple[str, ...]
+        self, message: dict[str, Any], final_ops: tuple[str, ...], run_deadline: float | None
     ) -> dict[str, Any]:
         cpu_budget = self._prepare() + self.limits.cpu_s + CPU_SLACK_S
         self._request_id += 1
         deadline = time.monotonic() + self.limits.wall_s
-        self._send({**message, "id": self._request_id}, deadline)
+        hard = float("inf") if run_deadline is None else run_deadline
+        self._send({**message, "id": self._request_id}, min(deadline, hard))
         while True:
-            frame = self._read(deadline, cpu_budget)
+            frame = self._read(min(deadline, hard), cpu_budget)
             if frame is None:
-                raise _TimedOut()
+                raise _TimedOut(run_deadline=time.monotonic() >= hard)
             if frame.get("id") != self._request_id or frame["op"] not in ("call", *final_ops):
                 raise _WorkerGone(f"sent an unexpected {frame['op']!r} frame")
             if frame["op"] != "call":
@@ -291,11 +304,13 @@ class Sandbox:
             started = time.monotonic()
             reply = self._answer(frame)
             deadline += time.monotonic() - started
-            self._send(reply, deadline)
+            self._send(reply, min(deadline, hard))
 
     def _recover(self, exc: Exception) -> str:
         """Restart after a timeout or a crash; the message tells the model what happened."""
-        if isinstance(exc, _TimedOut):
+        if isinstance(exc, _TimedOut) and exc.run_deadline:
+            message = f"TimeoutError: the run's wall-time budget ran out mid-cell; {_LOST}"
+        elif isinstance(exc, _TimedOut):
             message = f"TimeoutError: cell exceeded {self.limits.wall_s} s wall clock; {_LOST}"
         else:
             code = self._stop()
@@ -305,14 +320,16 @@ class Sandbox:
         self.restart()
         return message
 
-    def run(self, code: str) -> CellResult:
+    def run(self, code: str, deadline: float | None = None) -> CellResult:
         """Run one cell. Errors in the code come back in `error` (a short traceback pointing at
-        the cell's lines); a timeout or a dead worker gives `restarted=True`."""
+        the cell's lines); a timeout or a dead worker gives `restarted=True`. `deadline` (a
+        `time.monotonic()` value, e.g. the run's wall budget) also stops the cell, counting
+        the time spent in host functions, which the cell's own `wall_s` does not."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a string, not {type(code).__name__}")
         started = time.monotonic()
         try:
-            reply = self._exchange({"op": "run", "code": code}, _CELL_OPS)
+            reply = self._exchange({"op": "run", "code": code}, _CELL_OPS, deadline)
         except (_TimedOut, _WorkerGone) as exc:
             message = self._recover(exc)
             return CellResult("", message, True, time.monotonic() - started)

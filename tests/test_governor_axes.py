@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import rlm_docs.governor.governor as governor_module
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.models import ScriptedClient
@@ -185,14 +186,18 @@ def test_failed_call_is_recorded_reraised_and_frees_its_reservation() -> None:
     assert ok.error is None and gov.totals()["sub_calls"] == 1
 
 
-def test_final_turn_is_allowed_after_a_hard_limit() -> None:
+def test_no_call_passes_a_hard_limit_and_refusal_comes_before_tokenizing(monkeypatch) -> None:
     client = endless()
     gov = Governor(Budget(max_input_tokens=T))
     gov.call(client, MSGS, role="root")
     assert gov.exhausted() == "input_tokens"
-    refused(gov, client, role="root")
-    c = gov.call(client, MSGS, role="root", final=True)
-    assert c.text == "ok" and gov.totals()["input_tokens"] == 2 * T
+    counted: list[int] = []
+    real = governor_module.count_message_tokens
+    monkeypatch.setattr(
+        governor_module, "count_message_tokens", lambda m: counted.append(1) or real(m)
+    )
+    assert refused(gov, client, role="root").axis == "input_tokens"
+    assert counted == [] and len(client.calls) == 1 and gov.totals()["input_tokens"] == T
 
 
 def test_notice_appears_past_soft_fraction() -> None:
@@ -269,3 +274,53 @@ def test_child_gets_a_share_of_what_is_left_on_every_axis() -> None:
     assert (kid.max_depth, kid.max_concurrency) == (3, 8)
     with pytest.raises(ConfigError, match="share"):
         gov.child(0)
+
+
+def test_steps_count_across_the_tree_and_a_child_without_a_step_is_refused_at_birth() -> None:
+    gov = Governor(Budget(max_steps=5, max_depth=2))
+    gov.step()
+    kid = gov.child(0.5)
+    assert kid.budget.max_steps == 2
+    kid.step()
+    kid.step()
+    assert gov.steps_left() == 2 and kid.steps_left() == 0
+    with pytest.raises(BudgetExceeded, match="root-step budget exhausted: 2/2"):
+        kid.step()
+    gov.step()  # 4 of 5 used, counting the child's two
+    err = pytest.raises(BudgetExceeded, gov.child, 0.5).value
+    assert err.axis == "steps" and "a child run needs 1 more" in str(err)
+    assert gov.totals()["steps"] == 4
+
+
+def test_a_child_with_no_money_or_tokens_left_is_refused_at_birth() -> None:
+    gov = Governor(Budget(max_cost_usd=1e-9))  # one nano-dollar: half of it rounds to nothing
+    assert pytest.raises(BudgetExceeded, gov.child, 0.5).value.axis == "cost_usd"
+    gov = Governor(Budget(max_input_tokens=1))
+    assert pytest.raises(BudgetExceeded, gov.child, 0.5).value.axis == "input_tokens"
+
+
+def test_batch_larger_than_what_is_left_is_refused_in_constant_time() -> None:
+    gov = Governor(Budget(max_sub_calls=3))
+    gov.call(endless(), MSGS, role="sub")
+    err = pytest.raises(BudgetExceeded, gov.check_calls, "sub", 1_000_000).value
+    assert str(err) == (
+        "sub-call budget exhausted: 1/3 used (a batch of 1,000,000 prompts needs "
+        "1,000,000 more); answer with what you have"
+    )
+    gov.check_calls("sub", 2)  # exactly what is left is fine
+
+
+def test_prompt_over_the_cap_is_refused_before_tokenizing(monkeypatch) -> None:
+    from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS, PromptTooLarge
+
+    counted: list[int] = []
+    real = governor_module.count_message_tokens
+    monkeypatch.setattr(
+        governor_module, "count_message_tokens", lambda m: counted.append(1) or real(m)
+    )
+    client = endless()
+    gov = Governor(Budget())
+    huge = [{"role": "user", "content": "x" * (MAX_PROMPT_CHARS + 1)}]
+    with pytest.raises(PromptTooLarge, match=r"2,000,001 characters > the per-call limit"):
+        gov.call(client, huge, role="sub")
+    assert counted == [] and client.calls == []

@@ -35,7 +35,7 @@ def test_stops_after_max_attempts_and_counts_them() -> None:
     waits: list[float] = []
     calls = []
 
-    def flaky() -> str:
+    def flaky(timeout_s: float | None) -> str:
         calls.append(1)
         if len(calls) < 3:
             raise TransientError("HTTP 503")
@@ -52,7 +52,7 @@ def test_stops_after_max_attempts_and_counts_them() -> None:
 
 
 def test_total_time_bound_refuses_a_too_long_retry_after() -> None:
-    def always() -> str:
+    def always(timeout_s: float | None) -> str:
         raise TransientError("HTTP 429", retry_after_s=60.0)
 
     policy = RetryPolicy(max_total_s=5.0, sleep=lambda s: pytest.fail("must not sleep 60 s"))
@@ -63,7 +63,7 @@ def test_total_time_bound_refuses_a_too_long_retry_after() -> None:
 def test_non_transient_errors_pass_through_unretried() -> None:
     calls = []
 
-    def broken() -> str:
+    def broken(timeout_s: float | None) -> str:
         calls.append(1)
         raise ValueError("bug")
 

@@ -5,8 +5,14 @@ clients never enter the worker. Every model call goes through the run's `Governo
 ledger is exact; a refusal raises `BudgetExceeded`, which the sandbox re-raises in model code
 under the same name. Each call is also appended to `calls`, which the loop attaches to the code
 block being run (the trajectory's `rlm_calls`).
+
+What model code sends is bounded before any work is done on it: a batch larger than the
+sub-calls left is refused whole in O(1), prompts over the governor's per-call cap are refused
+before tokenizing, and the trajectory keeps a long prompt only as its size, sha256 and head.
+At most MAX_RECORDED_CALLS calls are recorded per code block; the rest are counted.
 """
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +25,23 @@ from rlm_docs.models import Client, Completion
 
 # (prompt, context) -> (answer text, the child run's trajectory records)
 Spawn = Callable[[str, str | None], tuple[str, list[dict[str, Any]]]]
+
+TRAJECTORY_PROMPT_CHARS = 20_000  # longer prompts are logged as size + sha256 + head
+PROMPT_HEAD_CHARS = 2_000
+MAX_RECORDED_CALLS = 1_000  # per code block
+MAX_BATCH_PROMPTS = 10_000  # per llm_query_batched call, even with unlimited sub-calls
+
+
+def logged_prompt(prompt: str) -> dict[str, Any]:
+    """The trajectory fields for `prompt`: the text itself when short, else size, hash, head."""
+    if len(prompt) <= TRAJECTORY_PROMPT_CHARS:
+        return {"prompt": prompt}
+    digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
+    return {
+        "prompt": prompt[:PROMPT_HEAD_CHARS] + f"\n... [{len(prompt):,} characters in all]",
+        "prompt_chars": len(prompt),
+        "prompt_sha256": digest,
+    }
 
 
 def _ledger_entry(gov: Governor, completion: Completion) -> dict[str, Any] | None:
@@ -52,6 +75,7 @@ class HostFunctions:
         self.corpus = corpus
         self.spawn = spawn
         self.calls: list[dict[str, Any]] = []
+        self.omitted = 0  # calls of the current block past MAX_RECORDED_CALLS
         self.cited: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -69,14 +93,23 @@ class HostFunctions:
             return self.sub_client
         if not isinstance(model, str) or model not in self._allowed:
             names = ", ".join(sorted({c.spec for c in self._allowed.values()}))
+            shown = repr(model)[:80]
             raise PermissionError(
-                f"llm_query: model {model!r} is not configured for this run; use one of: {names}"
+                f"llm_query: model {shown} is not configured for this run; use one of: {names}"
             )
         return self._allowed[model]
 
+    def start_block(self) -> None:
+        """Begin recording the calls of a new code block."""
+        with self._lock:
+            self.calls, self.omitted = [], 0
+
     def _record(self, kind: str, prompt: str, **fields: Any) -> None:
         with self._lock:
-            self.calls.append({"kind": kind, "prompt": prompt} | fields)
+            if len(self.calls) >= MAX_RECORDED_CALLS:
+                self.omitted += 1
+                return
+            self.calls.append({"kind": kind} | logged_prompt(prompt) | fields)
 
     def llm_query(self, prompt: str, model: str | None = None) -> str:
         """One sub-model completion for `prompt` (a plain call: no REPL, no iteration)."""
@@ -121,31 +154,49 @@ class HostFunctions:
     def llm_query_batched(self, prompts: list[str], model: str | None = None) -> list[str]:
         """`llm_query` over `prompts` concurrently (at most `max_concurrency` at once).
 
-        Answers come back in prompt order. A prompt refused by the budget yields the string
-        `"Error: BudgetExceeded: ..."` in its slot; if every prompt is refused, `BudgetExceeded`
-        is raised instead, so a loop over batches stops.
+        Answers come back in prompt order. A batch larger than the sub-calls left is refused
+        whole with `BudgetExceeded` before anything is sent. A prompt refused by the budget
+        later yields the string `"Error: BudgetExceeded: ..."` in its slot and no further
+        prompts are started; if every prompt is refused, `BudgetExceeded` is raised instead, so
+        a loop over batches stops.
         """
-        if not isinstance(prompts, list | tuple) or not all(isinstance(p, str) for p in prompts):
+        if not isinstance(prompts, list | tuple):
             raise TypeError("llm_query_batched: prompts must be a list of str")
         if not prompts:
             return []
+        self.gov.check_calls("sub", len(prompts))  # O(1), before looking at the prompts
+        if len(prompts) > MAX_BATCH_PROMPTS:
+            raise ValueError(
+                f"llm_query_batched: {len(prompts):,} prompts is over the limit of "
+                f"{MAX_BATCH_PROMPTS:,} per batch; split the batch"
+            )
+        if not all(isinstance(p, str) for p in prompts):
+            raise TypeError("llm_query_batched: prompts must be a list of str")
+        self._client(model)
+        results: list[str | None] = [None] * len(prompts)
+        refused: list[BudgetExceeded] = []
+        stop = threading.Event()
+
+        def one(i: int) -> None:
+            if stop.is_set():
+                results[i] = f"Error: BudgetExceeded: {refused[0]}"
+                return
+            try:
+                results[i] = self.llm_query(prompts[i], model)
+            except BudgetExceeded as exc:
+                refused.append(exc)
+                stop.set()
+                results[i] = f"Error: BudgetExceeded: {exc}"
+
         workers = min(self.gov.budget.max_concurrency, len(prompts))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(self.llm_query, p, model) for p in prompts]
-        results: list[str] = []
-        refused: list[BudgetExceeded] = []
-        for future in futures:
-            exc = future.exception()
-            if isinstance(exc, BudgetExceeded):
-                refused.append(exc)
-                results.append(f"Error: BudgetExceeded: {exc}")
-            elif exc is not None:
-                raise exc
-            else:
-                results.append(future.result())
-        if len(refused) == len(prompts):
+            for future in [pool.submit(one, i) for i in range(len(prompts))]:
+                future.result()  # re-raises a non-budget error
+        if refused and all(
+            r is not None and r.startswith("Error: BudgetExceeded") for r in results
+        ):
             raise refused[0]
-        return results
+        return [r or "" for r in results]
 
     def rlm_query(self, prompt: str, context: str | None = None) -> str:
         """A child RLM one level deeper (its own REPL); a plain `llm_query` at the depth limit."""

@@ -3,9 +3,16 @@
 Each turn: governor step -> root call -> the reply's code blocks run in order in the sandbox ->
 the run ends if the `answer` dict is ready or a FINAL / FINAL_VAR marker is written outside code
 -> otherwise the truncated outputs go back with the turn counter and the governor's notice.
-When steps or budget run out there is one forced final turn; if even that call is refused the
-run stops with `budget` and the caller builds the answer from the evidence gathered so far.
+When steps or budget run out there is one forced final turn, checked by the governor like any
+call (so it can never spend past a dollar or token limit, nor start after the wall deadline);
+if it is refused the run stops with `budget` and the caller builds the answer from the evidence
+gathered so far. The top-level run's forced turn comes on top of `max_steps`; a child keeps its
+last step for it, so a child never takes more root turns than its share.
+
 A child run (`rlm_query`) is the same loop one level deeper with its own sandbox and governor.
+A child that cannot pay for its first call is refused before its sandbox starts, and the
+parent's `rlm_query` raises that `BudgetExceeded`. Model-side failures of any kind (a value
+that cannot be copied out of the worker, a broken reply) end the run with `error`, never raise.
 """
 
 import json
@@ -23,9 +30,6 @@ from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
 from sandbox import Limits, Sandbox
 
-# A forced last turn may skip the governor's checks only for count-like limits; a dollar or
-# token limit stays hard, so the run then ends with `budget`.
-_FINAL_OK_AXES = ("steps", "wall_s", "sub_calls")
 EMPTY_ANSWER = {"content": "", "ready": False}
 # Runs in the worker after start (and after a restart): wraps the page readers so the pages
 # model code reads are recorded in `pages_read`, the evidence used when nothing is cited.
@@ -76,6 +80,7 @@ class Outcome:
     read: list[dict[str, Any]] = field(default_factory=list)
     variables: dict[str, str] = field(default_factory=dict)
     trajectory: Trajectory | None = None
+    refusal: BudgetExceeded | None = None  # why the last call was refused, if one was
 
 
 def answer_text(value: Any) -> str:
@@ -85,6 +90,14 @@ def answer_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+ERROR_CHARS = 2_000
+
+
+def _error_text(exc: BaseException) -> str:
+    """`Type: message`, capped: messages can quote model input of any size."""
+    return _truncate(f"{type(exc).__name__}: {exc}", ERROR_CHARS)
 
 
 def _truncate(text: str, limit: int) -> str:
@@ -158,6 +171,7 @@ class Run:
     # -- recursion ----------------------------------------------------------------------------
 
     def _spawn(self, prompt: str, context: str | None) -> tuple[str, list[dict[str, Any]]]:
+        """Run a child; BudgetExceeded (raised in the parent's code) if it cannot make a call."""
         child_gov = self.gov.child(self.s.child_share)
         child = Run(
             self.s,
@@ -168,7 +182,10 @@ class Run:
             context=context,
             question_id=self.question_id,
         )
+        child.gov.affordable(self.s.client, child._first_messages(), role="root")
         outcome = child.execute()
+        if outcome.refusal is not None and child_gov.totals()["calls"] == 0:
+            raise outcome.refusal
         text = answer_text(outcome.value)
         totals = child_gov.totals()
         child.traj.result(
@@ -192,6 +209,13 @@ class Run:
         if self.corpus is not None:
             return prompts.root_prompt(self.s.prompt, self.question, self.corpus, steps)
         return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps)
+
+    def _first_messages(self) -> list[dict[str, str]]:
+        """The messages of the first root call: system prompt and the question."""
+        return [
+            {"role": "system", "content": self._system()},
+            {"role": "user", "content": prompts.render("turn_first", question=self.question)},
+        ]
 
     def _feedback(self, blocks: list[tuple[str, Any]]) -> str:
         if not blocks:
@@ -226,7 +250,7 @@ class Run:
     def _pages_read(sb: Sandbox) -> list[dict[str, Any]]:
         try:
             log = sb.get("pages_read")
-        except KeyError:
+        except (KeyError, ValueError):  # gone, or made uncopyable by model code
             return []
         if not isinstance(log, list):
             return []
@@ -239,8 +263,8 @@ class Run:
     def _run_code(self, sb: Sandbox, reply: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
         ran = []
         for code in find_code_blocks(reply):
-            self.host.calls = []
-            r = sb.run(code)
+            self.host.start_block()
+            r = sb.run(code, deadline=self.gov.deadline())
             if r.restarted:
                 self._prepare(sb)
             ran.append((code, r))
@@ -253,6 +277,7 @@ class Run:
                         "locals": {},
                         "execution_time": round(r.duration_s, 4),
                         "rlm_calls": self.host.calls,
+                        "rlm_calls_omitted": self.host.omitted,
                         "restarted": r.restarted,
                     },
                 }
@@ -265,6 +290,8 @@ class Run:
             answer = sb.get("answer")
         except KeyError:
             answer = None
+        except ValueError as exc:  # e.g. nested too deeply to copy
+            return False, None, f"`answer` cannot be read ({exc}); use plain strings and lists."
         if isinstance(answer, dict) and answer.get("ready"):
             return True, answer.get("content"), None
         final = find_final(reply)
@@ -274,6 +301,8 @@ class Run:
             return True, final.value, None
         try:
             return True, sb.get(final.value), None
+        except ValueError as exc:
+            return False, None, f"FINAL_VAR({final.value}): the value cannot be read ({exc})."
         except KeyError:
             return (
                 False,
@@ -284,10 +313,8 @@ class Run:
                 ),
             )
 
-    def _call_root(self, messages: list[dict], final: bool = False) -> Completion:
-        return self.gov.call(
-            self.s.client, list(messages), role="root", depth=self.gov.depth, final=final
-        )
+    def _call_root(self, messages: list[dict]) -> Completion:
+        return self.gov.call(self.s.client, list(messages), role="root", depth=self.gov.depth)
 
     def execute(self) -> Outcome:
         """Run the loop to an answer; never raises for model-side or budget failures."""
@@ -300,23 +327,33 @@ class Run:
                 self._loop(sb, outcome)
                 outcome.read = self._pages_read(sb)
                 outcome.variables = sb.variables()
-        except RlmDocsError as exc:
-            outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+            outcome.stop_reason, outcome.error = "error", _error_text(exc)
         outcome.cited = list(self.host.cited)
         return outcome
 
+    def _out_of_steps(self) -> str | None:
+        """The exhausted axis before a turn; takes the turn's step when there is none. A child
+        with two or more steps keeps its last one for the forced turn."""
+        axis = self.gov.exhausted()
+        if axis is None and self.gov.depth > 0:
+            limit, left = self.gov.budget.max_steps, self.gov.steps_left()
+            if limit is not None and limit >= 2 and left == 1:
+                return "steps"
+        if axis is None:
+            try:
+                self.gov.step()
+            except BudgetExceeded as exc:
+                axis = exc.axis
+        return axis
+
     def _loop(self, sb: Sandbox, outcome: Outcome) -> None:
-        messages = [{"role": "system", "content": self._system()}]
-        user = prompts.render("turn_first", question=self.question)
+        messages = self._first_messages()
+        user = messages.pop()["content"]
         turn = 0
         feedback = ""
         while True:
-            axis = self.gov.exhausted()
-            if axis is None:
-                try:
-                    self.gov.step()
-                except BudgetExceeded as exc:
-                    axis = exc.axis
+            axis = self._out_of_steps()
             if axis is not None:
                 self._forced(sb, messages, feedback, axis, outcome)
                 return
@@ -342,7 +379,7 @@ class Run:
                 return
             except RlmDocsError as exc:
                 self._close(record)
-                outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+                outcome.stop_reason, outcome.error = "error", _error_text(exc)
                 return
             _record_reply(record, reply)
             ran = self._run_code(sb, reply.text, record)
@@ -371,15 +408,17 @@ class Run:
         record = self.traj.iteration(prompt=[messages[-1]])
         record["forced"] = True
         try:
-            reply = self._call_root(messages, final=axis in _FINAL_OK_AXES)
+            if self.gov.depth > 0:  # a child's forced turn is one of its steps
+                self.gov.step()
+            reply = self._call_root(messages)
         except BudgetExceeded as exc:
             record["notice"] = str(exc)
             self._close(record)
-            outcome.stop_reason = "budget"
+            outcome.stop_reason, outcome.refusal = "budget", exc
             return
         except RlmDocsError as exc:
             self._close(record)
-            outcome.stop_reason, outcome.error = "error", f"{type(exc).__name__}: {exc}"
+            outcome.stop_reason, outcome.error = "error", _error_text(exc)
             return
         _record_reply(record, reply)
         done, value, _ = self._final_value(sb, reply.text)

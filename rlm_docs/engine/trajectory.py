@@ -20,6 +20,9 @@ Differences from rlms, all additive except the first two:
 3. Each `rlm_calls` entry adds `kind` (`llm_query` | `rlm_query` | `extract`), `cost_usd`,
    `ledger` (the governor's ledger entry for the call) and, for `rlm_query`, `children`: the
    child run's own records (metadata, iterations, result), nested rather than a separate file.
+   A prompt over 20,000 characters is kept as its head plus `prompt_chars` and
+   `prompt_sha256`; past 1,000 calls in one block, calls are only counted
+   (`result.rlm_calls_omitted`).
 4. `result` adds `restarted` (the worker was killed and restarted, e.g. a timeout).
 5. Iterations add `notice` (the governor's soft-limit text fed to the next turn), `usage`
    (tokens and cost of the root call) and `forced` (the forced final turn).

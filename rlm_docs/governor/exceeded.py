@@ -23,20 +23,32 @@ def format_amount(axis: str, value: float) -> str:
 
 
 class BudgetExceeded(RlmDocsError):
-    """A hard limit refused a call; `axis` is one of LABELS' keys."""
+    """A hard limit refused a call; `axis` is one of LABELS' keys.
 
-    def __init__(self, axis: str, limit: float, used: float, needed: float | None = None) -> None:
+    `needed` is what the refused call would have taken on that axis; `what` names the call when
+    it is not a single model call (a batch, a child run), so the message says what was refused.
+    """
+
+    def __init__(
+        self,
+        axis: str,
+        limit: float,
+        used: float,
+        needed: float | None = None,
+        what: str = "this call",
+    ) -> None:
         self.axis = axis
         self.limit = limit
         self.used = used
         self.needed = needed
+        self.what = what
         msg = (
             f"{LABELS.get(axis, axis)} budget exhausted: {format_amount(axis, used)}/"
             f"{format_amount(axis, limit)} used"
         )
         if needed is not None:
-            msg += f" (this call needs {format_amount(axis, needed)} more)"
+            msg += f" ({what} needs {format_amount(axis, needed)} more)"
         super().__init__(msg + "; answer with what you have")
 
     def __reduce__(self) -> tuple:
-        return (type(self), (self.axis, self.limit, self.used, self.needed))
+        return (type(self), (self.axis, self.limit, self.used, self.needed, self.what))

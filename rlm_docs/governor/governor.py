@@ -4,11 +4,18 @@ Each call is checked against every budget axis *before* it is made, reserving it
 input tokens, output allowance, dollars and sub-call slot atomically (one lock per governor
 tree), so concurrent sub-calls can never overshoot; after the call the reservation is settled
 with the actual usage. A child governor (for a recursive `rlm_query`) gets a share of what is
-left; its usage is added to every ancestor exactly once, and all write into one `Ledger`.
+left; its usage (steps included) is added to every ancestor exactly once, and all write into
+one `Ledger`. A child whose share cannot pay for one call is refused at birth.
 
-Input tokens are projected with tiktoken before the call and settled with the provider's count;
-output tokens and dollars are enforced by capping `max_tokens`, so they hold as long as the
-provider honours `max_tokens`.
+Order of checks, cheapest first, so a refused call costs O(1) whatever its prompt: wall time and
+exhausted axes, then the prompt-size cap, and only then tokenizing the prompt. There is no
+exemption: a forced last turn is checked like any call.
+
+The one overshoot left: input tokens are projected with tiktoken and settled with the
+provider's count, and output is bounded by the `max_tokens` cap the governor sets whenever an
+output-token or dollar limit applies. So spend can pass a limit only by the difference between
+the provider's and tiktoken's count of the prompts in flight (at most `max_concurrency` calls),
+or by output a provider returns past `max_tokens`; every call after that is refused.
 """
 
 import math
@@ -21,7 +28,10 @@ from rlm_docs.errors import ConfigError
 from rlm_docs.governor.budget import Budget
 from rlm_docs.governor.exceeded import BudgetExceeded, format_amount
 from rlm_docs.governor.ledger import ROLES, Ledger, LedgerEntry
+from rlm_docs.governor.prompt_cap import check_prompt_size
 from rlm_docs.models.base import Client, Completion, Usage
+from rlm_docs.models.deadline import call_deadline
+from rlm_docs.models.errors import ModelUnavailableError
 from rlm_docs.models.prices import Price, price_of, to_nano
 from rlm_docs.tokens import count_message_tokens
 
@@ -94,22 +104,62 @@ class Governor:
     def _elapsed(self) -> float:
         return time.monotonic() - self._started
 
-    def _refuse(self, axis: str, needed: float | None = None) -> BudgetExceeded:
-        if axis == "cost_nano":
-            limit = self._limit(axis) or 0
-            spent = self._used[axis] + self._reserved[axis]
-            extra = None if needed is None else needed / 1e9
-            return BudgetExceeded("cost_usd", limit / 1e9, spent / 1e9, extra)
+    def _refuse(
+        self, axis: str, needed: float | None = None, what: str = "this call"
+    ) -> BudgetExceeded:
         limit = self._limit(axis) or 0
-        return BudgetExceeded(axis, limit, self._used[axis] + self._reserved[axis], needed)
+        spent = self._used[axis] + self._reserved[axis]
+        if axis == "cost_nano":
+            extra = None if needed is None else needed / 1e9
+            return BudgetExceeded("cost_usd", limit / 1e9, spent / 1e9, extra, what)
+        return BudgetExceeded(axis, limit, spent, needed, what)
 
     def _check_wall(self) -> None:
         for g in self._chain():
             if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
                 raise BudgetExceeded("wall_s", g.budget.max_wall_s, g._elapsed())
 
-    def _reserve(self, role: str, input_tokens: int, price: Price | None, sampling: dict) -> dict:
-        """Check every axis along the chain and book this call's share; returns the booking."""
+    def deadline(self) -> float | None:
+        """The `time.monotonic()` at which the wall budget (here or in an ancestor) ends."""
+        ends = [
+            g._started + g.budget.max_wall_s
+            for g in self._chain()
+            if g.budget.max_wall_s is not None
+        ]
+        return min(ends) if ends else None
+
+    def _precheck(self, role: str, calls: int = 1) -> None:
+        """O(1) refusal of calls that cannot be made whatever their prompt: no wall time, no
+        sub-call slots for `calls` more, or an axis already used up."""
+        self._check_wall()
+        for g in self._chain():
+            if role == "sub":
+                left = g._left("sub_calls")
+                if left is not None and calls > left:
+                    if calls == 1:
+                        raise g._refuse("sub_calls")
+                    raise g._refuse("sub_calls", calls, f"a batch of {calls:,} prompts")
+            for axis in ("input_tokens", "output_tokens", "cost_nano"):
+                left = g._left(axis)
+                if left is not None and left <= 0:
+                    raise g._refuse(axis)
+
+    def check_calls(self, role: str, calls: int) -> None:
+        """Raise BudgetExceeded now, in O(1), if `calls` more calls of `role` cannot all be
+        made (a batch larger than the sub-calls left, or nothing left to spend)."""
+        with self._lock:
+            self._precheck(role, calls)
+
+    def _reserve(
+        self,
+        role: str,
+        input_tokens: int,
+        price: Price | None,
+        sampling: dict,
+        book: bool = True,
+    ) -> dict:
+        """Check every axis along the chain and book this call's share; returns the booking.
+        With `book=False` only checks (a dry run: would this call be allowed now?)."""
         chain = self._chain()
         self._check_wall()
         booking = _zero()
@@ -142,9 +192,10 @@ class Governor:
             booking["cost_nano"] = to_nano(
                 price.cost(_input_only(booking["input_tokens"]))
             ) + math.ceil((max_tokens or 0) * price.output * 1000)
-        for g in chain:
-            for axis in _AXES:
-                g._reserved[axis] += booking[axis]
+        if book:
+            for g in chain:
+                for axis in _AXES:
+                    g._reserved[axis] += booking[axis]
         sampling["max_tokens"] = max_tokens
         return booking
 
@@ -171,14 +222,12 @@ class Governor:
         *,
         role: str,
         depth: int | None = None,
-        final: bool = False,
         **sampling: Any,
     ) -> Completion:
-        """Make one model call within budget and record it; raises BudgetExceeded when refused.
-
-        `final=True` is the root's one last answering turn after a hard limit: it skips the checks
-        (so the run can end with an answer) but is still counted and recorded.
-        """
+        """Make one model call within budget and record it; raises BudgetExceeded when refused,
+        PromptTooLarge for a prompt over the per-call cap. The call must end by the wall-time
+        deadline: the client gets the time left as its request timeout and stops retrying past
+        it, and a call that ran out of time raises BudgetExceeded("wall_s")."""
         if role not in ROLES:
             raise ConfigError(f"governor call role {role!r}: expected one of {', '.join(ROLES)}")
         depth = self.depth if depth is None else depth
@@ -186,25 +235,53 @@ class Governor:
             raise BudgetExceeded("depth", self.budget.max_depth, depth)
         price = self.check_client(client)
         sampling.setdefault("temperature", 0.0)
-        projected = 0 if final else count_message_tokens(messages)  # outside the tree lock
+        with self._lock:
+            self._precheck(role)
+        check_prompt_size(messages)
+        projected = count_message_tokens(messages)  # outside the tree lock
         with self._semaphore:
             with self._lock:
-                booking = _zero() if final else self._reserve(role, projected, price, sampling)
+                booking = self._reserve(role, projected, price, sampling)
                 call_id = self.ledger.new_call_id()
                 parent_id = self._parent_call if role == "root" else self._last_root_call
                 if role == "root":
                     self._last_root_call = call_id
             started_at = time.time()
             t0 = time.perf_counter()
+            deadline = self.deadline()
             try:
-                result = client.complete(messages, **sampling)
+                with call_deadline(deadline):
+                    result = client.complete(messages, **sampling)
             except Exception as exc:
                 self._settle(booking, None, depth)
                 self._record(client, role, depth, call_id, parent_id, started_at, None, exc, t0)
+                if isinstance(exc, ModelUnavailableError) and self._past(deadline):
+                    raise self._wall_refusal() from exc
                 raise
             self._settle(booking, result, depth)
             self._record(client, role, depth, call_id, parent_id, started_at, result, None, t0)
             return replace(result, call_id=call_id)
+
+    def affordable(self, client: Client, messages: list[dict], *, role: str) -> None:
+        """Raise (BudgetExceeded, PromptTooLarge) if this call would be refused now; books
+        nothing. Lets a caller skip expensive set-up (a child's sandbox) for a refused call."""
+        price = self.check_client(client)
+        with self._lock:
+            self._precheck(role)
+        check_prompt_size(messages)
+        projected = count_message_tokens(messages)
+        with self._lock:
+            self._reserve(role, projected, price, {}, book=False)
+
+    @staticmethod
+    def _past(deadline: float | None) -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
+    def _wall_refusal(self) -> BudgetExceeded:
+        for g in self._chain():
+            if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
+                return BudgetExceeded("wall_s", g.budget.max_wall_s, g._elapsed())
+        return BudgetExceeded("wall_s", self.budget.max_wall_s or 0.0, self._elapsed())
 
     def _settle(self, booking: dict, result: Completion | None, depth: int) -> None:
         actual = _zero()
@@ -261,21 +338,33 @@ class Governor:
         )
 
     def step(self) -> None:
-        """Count one root step; raises BudgetExceeded once `max_steps` steps were taken."""
+        """Count one root step here and in every ancestor; raises BudgetExceeded when this
+        governor or an ancestor has taken `max_steps` steps (its children's included)."""
         with self._lock:
-            limit = self.budget.max_steps
-            if limit is not None and self._steps >= limit:
-                raise BudgetExceeded("steps", limit, self._steps)
+            for g in self._chain():
+                limit = g.budget.max_steps
+                if limit is not None and g._steps_total >= limit:
+                    raise BudgetExceeded("steps", limit, g._steps_total)
             self._steps += 1
             for g in self._chain():
                 g._steps_total += 1
 
+    def steps_left(self) -> int | None:
+        """Root steps this governor may still take (the tightest ancestor counts), or None."""
+        with self._lock:
+            left = [
+                g.budget.max_steps - g._steps_total
+                for g in self._chain()
+                if g.budget.max_steps is not None
+            ]
+            return max(min(left), 0) if left else None
+
     def exhausted(self) -> str | None:
         """The first hard-limit axis that is used up (here or in an ancestor), else None."""
         with self._lock:
-            if self.budget.max_steps is not None and self._steps >= self.budget.max_steps:
-                return "steps"
             for g in self._chain():
+                if g.budget.max_steps is not None and g._steps_total >= g.budget.max_steps:
+                    return "steps"
                 if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
                     return "wall_s"
                 for axis in _AXES:
@@ -288,7 +377,7 @@ class Governor:
         """(axis, fraction, used, limit) for every limited axis of this governor."""
         b = self.budget
         rows = [
-            ("steps", self._steps, b.max_steps),
+            ("steps", self._steps_total, b.max_steps),
             ("sub_calls", self._used["sub_calls"], b.max_sub_calls),
             ("input_tokens", self._used["input_tokens"], b.max_input_tokens),
             ("output_tokens", self._used["output_tokens"], b.max_output_tokens),
@@ -313,20 +402,23 @@ class Governor:
                 for axis, frac, used, limit in over
             ]
             if self.budget.max_steps is not None:
-                left = max(self.budget.max_steps - self._steps, 0)
+                left = max(self.budget.max_steps - self._steps_total, 0)
                 parts.append(f"{left} root step{'s' if left != 1 else ''} left")
             return "Budget notice: " + "; ".join(parts) + "."
 
     def child(self, share: float = 0.5) -> "Governor":
         """A governor one level deeper with `share` of what is left on every axis.
 
-        Its calls go into the same ledger and count against this governor and all ancestors.
+        Its calls and steps count against this governor and all ancestors, in the same ledger.
+        Raises BudgetExceeded when the share of some limited axis is nothing (no step, no
+        token, no nano-dollar, no time): such a child could not make a single call.
         """
         if not 0 < share <= 1:
             raise ConfigError(f"child budget share must be in (0, 1], got {share}")
         if self.depth + 1 > self.budget.max_depth:
             raise BudgetExceeded("depth", self.budget.max_depth, self.depth + 1)
         with self._lock:
+            self._check_wall()
             b = self.budget
 
             def part(left: float | None, whole: bool = True) -> Any:
@@ -335,16 +427,26 @@ class Governor:
                 value = max(left, 0) * share
                 return math.floor(value) if whole else value
 
-            cost_left = self._left("cost_nano")
-            wall_left = None if b.max_wall_s is None else b.max_wall_s - self._elapsed()
-            steps_left = None if b.max_steps is None else b.max_steps - self._steps
+            steps_left = None if b.max_steps is None else b.max_steps - self._steps_total
+            shares = {
+                "steps": part(steps_left),
+                "input_tokens": part(self._left("input_tokens")),
+                "output_tokens": part(self._left("output_tokens")),
+                "cost_nano": part(self._left("cost_nano")),
+                "wall_s": part(
+                    None if b.max_wall_s is None else b.max_wall_s - self._elapsed(), False
+                ),
+            }
+            for axis, value in shares.items():
+                if value is not None and value <= 0:
+                    raise self._birth_refusal(axis)
             child_budget = Budget(
-                max_steps=None if steps_left is None else max(1, part(steps_left)),
+                max_steps=shares["steps"],
                 max_sub_calls=part(self._left("sub_calls")),
-                max_input_tokens=part(self._left("input_tokens")),
-                max_output_tokens=part(self._left("output_tokens")),
-                max_cost_usd=None if cost_left is None else math.floor(part(cost_left)) / 1e9,
-                max_wall_s=part(wall_left, whole=False),
+                max_input_tokens=shares["input_tokens"],
+                max_output_tokens=shares["output_tokens"],
+                max_cost_usd=None if shares["cost_nano"] is None else shares["cost_nano"] / 1e9,
+                max_wall_s=shares["wall_s"],
                 max_depth=b.max_depth,
                 max_concurrency=b.max_concurrency,
                 soft_fraction=b.soft_fraction,
@@ -356,6 +458,16 @@ class Governor:
             kid._lock = self._lock
             kid._init_state()
             return kid
+
+    def _birth_refusal(self, axis: str) -> BudgetExceeded:
+        """Why a child gets nothing on `axis`: what is left here is too little to share."""
+        what = "a child run"
+        if axis == "steps":
+            limit = self.budget.max_steps or 0
+            return BudgetExceeded("steps", limit, self._steps_total, 1, what)
+        if axis == "wall_s":
+            return BudgetExceeded("wall_s", self.budget.max_wall_s or 0.0, self._elapsed())
+        return self._refuse(axis, 1, what)
 
     def totals(self) -> dict[str, Any]:
         """Roll-up of this governor and every child (children are already folded in)."""

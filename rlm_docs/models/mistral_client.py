@@ -69,6 +69,7 @@ class MistralClient:
         self.base_url = spec.base_url or os.environ.get("MISTRAL_BASE_URL") or None
         self.price = load_prices(prices).lookup(self.model)
         self.retry = retry or RetryPolicy()
+        self.timeout_s = timeout_s
         self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=self.base_url is not None)
         self._sdk = Mistral(
             api_key=self._key,
@@ -80,7 +81,11 @@ class MistralClient:
     def __repr__(self) -> str:
         return f"MistralClient(spec={self.spec!r})"
 
-    def _once(self, kwargs: dict) -> tuple[str, tuple[int, int, int] | None]:
+    def _once(
+        self, kwargs: dict, timeout_s: float | None
+    ) -> tuple[str, tuple[int, int, int] | None]:
+        if timeout_s is not None:  # never wait past the wall-time deadline
+            kwargs = kwargs | {"timeout_ms": max(1, int(min(timeout_s, self.timeout_s) * 1000))}
         try:
             response = self._sdk.chat.complete(**kwargs)
         except ResponseValidationError as exc:
@@ -132,7 +137,7 @@ class MistralClient:
             kwargs["max_tokens"] = max_tokens
         kwargs.update(params)
         (text, provider_usage), attempts = call_with_retries(
-            lambda: self._once(kwargs), self.retry, self.spec
+            lambda timeout_s: self._once(kwargs, timeout_s), self.retry, self.spec
         )
         return build_completion(
             text=text,

@@ -57,6 +57,7 @@ class OpenAIClient:
         self.base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.price = load_prices(prices).lookup(self.model)
         self.retry = retry or RetryPolicy()
+        self.timeout_s = timeout_s
         self._official = self.base_url is None or "api.openai.com" in self.base_url
         self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=not self._official)
         self._sdk = openai.OpenAI(
@@ -66,7 +67,9 @@ class OpenAIClient:
     def __repr__(self) -> str:
         return f"OpenAIClient(spec={self.spec!r})"
 
-    def _once(self, kwargs: dict) -> Any:
+    def _once(self, kwargs: dict, timeout_s: float | None) -> Any:
+        if timeout_s is not None:  # never wait past the wall-time deadline
+            kwargs = kwargs | {"timeout": min(timeout_s, self.timeout_s)}
         try:
             return self._sdk.chat.completions.create(**kwargs)
         except openai.APIStatusError as exc:
@@ -95,8 +98,8 @@ class OpenAIClient:
             | params
         )
 
-        def attempt() -> Any:
-            response = self._once(kwargs)
+        def attempt(timeout_s: float | None) -> Any:
+            response = self._once(kwargs, timeout_s)
             if not getattr(response, "choices", None):
                 raise TransientError("malformed response: no choices")
             return response

@@ -2,8 +2,14 @@
 
 Exponential backoff with full jitter (AWS style): attempt n waits uniform(0, min(cap, base·2ⁿ⁻¹)),
 unless the server said how long via `Retry-After` / `retry-after-ms`, which is honoured.
+
+A retry is announced as it happens (a warning on the `rlm_docs.models.retry` logger, with the
+attempt number in `record.attempt`), so a slow provider is never silent. Within a wall-time
+deadline (`rlm_docs.models.deadline`) each attempt gets only the time left as its timeout and no
+attempt starts, and no backoff sleeps, past the deadline.
 """
 
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -11,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from rlm_docs.errors import ConfigError
+from rlm_docs.models.deadline import seconds_left
 from rlm_docs.models.errors import ModelUnavailableError
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class TransientError(Exception):
@@ -63,20 +71,40 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     return None
 
 
-def call_with_retries(fn: Callable[[], T], policy: RetryPolicy, spec: str) -> tuple[T, int]:
-    """Run `fn` until it succeeds; returns (result, attempts). Non-transient errors pass through."""
+def call_with_retries(
+    fn: Callable[[float | None], T], policy: RetryPolicy, spec: str
+) -> tuple[T, int]:
+    """Run `fn(timeout_s)` until it succeeds; returns (result, attempts). `timeout_s` is the
+    time left before the call's deadline (None: no deadline). Non-transient errors pass through.
+    """
     start = time.monotonic()
     attempt = 0
     while True:
         attempt += 1
+        left = seconds_left()
+        if left is not None and left <= 0:
+            raise ModelUnavailableError(
+                f"{spec}: the wall-time budget ran out before attempt {attempt}"
+            )
         try:
-            return fn(), attempt
+            return fn(left), attempt
         except TransientError as exc:
             wait = policy.backoff(attempt, exc.retry_after_s)
             elapsed = time.monotonic() - start
-            if attempt >= policy.max_attempts or elapsed + wait > policy.max_total_s:
+            left = seconds_left()
+            out_of_time = left is not None and wait >= left
+            if attempt >= policy.max_attempts or elapsed + wait > policy.max_total_s or out_of_time:
+                why = " (the wall-time budget ends first)" if out_of_time else ""
                 raise ModelUnavailableError(
-                    f"{spec}: gave up after {attempt} attempt(s) in {elapsed:.1f}s "
+                    f"{spec}: gave up after {attempt} attempt(s) in {elapsed:.1f}s{why} "
                     f"(last error: {exc.reason})"
                 ) from None
+            log.warning(
+                "%s: attempt %d failed (%s); retrying in %.1fs",
+                spec,
+                attempt,
+                exc.reason,
+                wait,
+                extra={"attempt": attempt},
+            )
             policy.sleep(wait)

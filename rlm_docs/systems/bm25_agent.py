@@ -3,7 +3,8 @@
 The model may search (`SEARCH: query` → the top-k pages' text, k = 5) for at most T = 10 turns;
 the last turn must answer. Every turn is one root step and one root call through the governor,
 so its effort fields mean the same as the RLM's. When a budget refuses a turn, one final
-answering turn is still made (`final=True`), as the engine does.
+answering turn is still tried, as the engine does; the governor checks it like any call, so a
+dollar, token or wall limit can refuse it too (stop reason `budget`, no answer).
 """
 
 import time
@@ -74,7 +75,10 @@ class Bm25Agent:
                     messages.append({"role": "user", "content": f"{exc}. {LAST_TURN}"})
                     record["prompt"], record["forced"] = messages[sent - 1 :], True
                     sent = len(messages)
-                    completion = governor.call(self.client, list(messages), role="root", final=True)
+                    completion = governor.call(self.client, list(messages), role="root")
+            except BudgetExceeded:  # even the final answering turn is refused
+                trajectory.close(record)
+                break
             except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
                 error, stop_reason = f"{type(exc).__name__}: {exc}", "error"
                 trajectory.close(record)
