@@ -64,6 +64,13 @@ def _options(args: argparse.Namespace) -> dict:
     return {"k": args.top_k}
 
 
+def _is_human(spec: str | None) -> bool:
+    """`human` / `human:NAME`: a person types the replies (see `rlm_docs.models.human`)."""
+    from rlm_docs.models import parse_spec
+
+    return spec is not None and parse_spec(spec).backend == "human"
+
+
 def _resume_hint(args: argparse.Namespace) -> str:
     """The command that continues this run (the user's own argv, plus --resume)."""
     argv = list(getattr(args, "argv", None) or [])
@@ -79,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
+    person = _is_human(args.model) or _is_human(args.sub_model)
     settings = EvalSettings(
         dataset=Path(args.dataset),
         corpus=resolve_store(args.corpus),
@@ -90,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
         budget=budget_from_args(args),
         options=_options(args),
         limit=args.limit,
-        workers=args.workers,
+        workers=1 if person else args.workers,  # one person answers one question at a time
         resume=args.resume,
-        progress=not args.no_progress,
+        progress=not (args.no_progress or person),  # a redrawn bar would cover the prompts
         sensitivity=args.judge_sensitivity,
         specificity=args.judge_specificity,
     )

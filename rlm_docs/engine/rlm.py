@@ -156,6 +156,9 @@ class RLM:
         text = answer_text(value).strip()
         if not text:
             return [], [], "empty"
+        if self.settings.client.backend == "human":  # not asked again to reformat it as JSON
+            answer, cites = heuristic_answer(text)
+            return answer, cites, "heuristic (a person's answer is taken as written)"
         request = prompts.render("extract", question=question, response=text[:EXTRACT_CHARS])
         try:
             reply = gov.call(

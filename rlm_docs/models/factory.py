@@ -28,12 +28,15 @@ def make_client(
     HTTP backends read their API key from the environment now, so a missing key fails before
     any run starts, and are wrapped in the response cache (`cache=True`: the default on-disk cache
     unless RLM_DOCS_CACHE=off; a `ResponseCache` to choose one; False/None for none). Offline and
-    scripted clients cost nothing and are only cached when given an explicit `ResponseCache`.
+    scripted clients cost nothing and are only cached when given an explicit `ResponseCache`;
+    `human` (a person at the terminal) is never cached: a replayed reply is not their effort.
     """
     parsed = parse_spec(spec)
     client: Any
     if parsed.backend == "offline":
         client = import_module("rlm_docs.models.offline").OfflineClient()
+    elif parsed.backend == "human":
+        client = import_module("rlm_docs.models.human").HumanClient(parsed.model)
     elif parsed.backend == "scripted":
         from rlm_docs.models.scripted import ScriptedClient
 
@@ -43,7 +46,7 @@ def make_client(
         client = getattr(import_module(module), name)(
             parsed, prices=prices, retry=retry, timeout_s=timeout_s
         )
-    if isinstance(cache, ResponseCache):
+    if isinstance(cache, ResponseCache) and parsed.backend != "human":
         return CachedClient(client, cache)
     if cache is True and parsed.backend in _HTTP_BACKENDS:
         store = default_cache()

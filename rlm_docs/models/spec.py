@@ -1,11 +1,12 @@
 """Model strings such as `openai:gpt-5-mini`, `openai:qwen3@http://127.0.0.1:8000/v1`,
-`mistral:mistral-large-latest`, `offline` and `scripted:FILE`, parsed in exactly one place."""
+`mistral:mistral-large-latest`, `offline`, `human[:NAME]` (a person types the replies) and
+`scripted:FILE`, parsed in exactly one place."""
 
 from dataclasses import dataclass
 
 from rlm_docs.errors import ConfigError
 
-BACKENDS = ("openai", "mistral", "offline", "scripted")
+BACKENDS = ("openai", "mistral", "offline", "scripted", "human")
 
 
 @dataclass(frozen=True)
@@ -17,15 +18,18 @@ class ModelSpec:
     base_url: str | None = None
 
     def __str__(self) -> str:
-        if self.backend == "offline":
-            return "offline"
+        if self.backend == "offline" or (self.backend, self.model) == ("human", "human"):
+            return self.backend
         suffix = f"@{self.base_url}" if self.base_url else ""
         return f"{self.backend}:{self.model}{suffix}"
 
 
 def parse_spec(text: str) -> ModelSpec:
-    """Parse `backend:model[@base_url]` or bare `offline`; ConfigError names the bad string."""
+    """Parse `backend:model[@base_url]` or bare `offline` / `human`; ConfigError names the bad
+    string."""
     raw = (text or "").strip()
+    if raw == "human":
+        return ModelSpec("human", "human")
     if raw == "offline" or raw.startswith("offline:"):
         name = raw.partition(":")[2] or "offline"
         return ModelSpec("offline", name)
@@ -33,7 +37,7 @@ def parse_spec(text: str) -> ModelSpec:
     if not sep or backend not in BACKENDS:
         raise ConfigError(
             f"model {text!r}: expected BACKEND:MODEL[@BASE_URL] with BACKEND one of "
-            f"{', '.join(BACKENDS)} (or just 'offline')"
+            f"{', '.join(BACKENDS)} (or just 'offline' or 'human')"
         )
     if backend == "scripted":
         if not rest:
@@ -42,6 +46,8 @@ def parse_spec(text: str) -> ModelSpec:
     model, at, base_url = rest.partition("@")
     if not model:
         raise ConfigError(f"model {text!r}: the model name after '{backend}:' is empty")
+    if at and backend == "human":
+        raise ConfigError(f"model {text!r}: a human has no base URL (use human or human:NAME)")
     if at and not base_url.startswith(("http://", "https://")):
         raise ConfigError(f"model {text!r}: base URL after '@' must start with http:// or https://")
     return ModelSpec(backend, model, base_url or None)

@@ -8,6 +8,8 @@
 - `%rlm_ask [--model M] [--max-steps N] [--max-sub-calls N] [--max-cost USD] QUESTION` runs
   `RLM(...).ask` over the session's corpus and shows the prediction with the cited pages'
   text; the `Prediction` is kept in `_rlm_prediction`, its trajectory in `_rlm_trajectory`.
+  `--model human` puts you in the root seat: each turn is shown and your reply is read from
+  the notebook's input box (a line holding only `.` sends it).
 
 User mistakes (bad path, bad flag) surface as one-line `UsageError`s, not tracebacks.
 """
@@ -103,7 +105,10 @@ class RlmMagics(Magics):
                 raise UsageError(f"%%rlm -o {name}: no such variable in the sandbox") from None
 
     @magic_arguments()
-    @argument("--model", help="root model (default: the session's, else RLM_DOCS_MODEL/offline)")
+    @argument(
+        "--model",
+        help="root model (default: the session's, else RLM_DOCS_MODEL/offline); human: you reply",
+    )
     @argument("--max-steps", type=int, help="root steps budget")
     @argument("--max-sub-calls", type=int, help="sub-call budget")
     @argument("--max-cost", type=float, help="dollar budget")
