@@ -31,3 +31,12 @@ def count_tokens_batch(texts: list[str]) -> list[int]:
 def count_message_tokens(messages: list[dict]) -> int:
     """Approximate prompt tokens of a chat request, as OpenAI counts them (4 per message + 3)."""
     return sum(4 + count_tokens(str(m.get("content") or "")) for m in messages) + 3
+
+
+def clip_tokens(text: str, max_tokens: int | None) -> tuple[str, int]:
+    """`text` cut to its first `max_tokens` tokens (as a provider cuts a reply at `max_tokens`),
+    and its token count."""
+    tokens = encoding().encode(text, disallowed_special=())
+    if max_tokens is not None and len(tokens) > max_tokens:
+        return encoding().decode(tokens[:max_tokens]), max_tokens
+    return text, len(tokens)

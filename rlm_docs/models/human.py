@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from rlm_docs.errors import ModelError
 from rlm_docs.models.base import Completion, Usage
 from rlm_docs.models.prices import FREE
-from rlm_docs.tokens import count_message_tokens, count_tokens, encoding
+from rlm_docs.tokens import clip_tokens, count_message_tokens
 
 SEND = "."
 HOW_TO_SEND = (
@@ -146,10 +146,9 @@ class HumanClient:
             text = reader()
             if text is None:
                 raise ModelError("human: input was closed before a reply was sent")
-            output_tokens = count_tokens(text)
-            if max_tokens is not None and output_tokens > max_tokens:
-                tokens = encoding().encode(text, disallowed_special=())[:max_tokens]
-                text, output_tokens = encoding().decode(tokens), len(tokens)
+            typed = text
+            text, output_tokens = clip_tokens(text, max_tokens)
+            if text != typed:
                 self._write(f"[reply cut to the budget's {max_tokens} output tokens]\n")
             usage = Usage(count_message_tokens(messages), output_tokens, 0)
             return Completion(

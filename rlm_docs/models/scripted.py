@@ -17,7 +17,7 @@ from typing import Any
 from rlm_docs.errors import ConfigError, ModelError
 from rlm_docs.models.base import Completion, Usage
 from rlm_docs.models.prices import PricesArg, load_prices
-from rlm_docs.tokens import count_message_tokens, count_tokens, encoding
+from rlm_docs.tokens import clip_tokens, count_message_tokens
 
 Entry = str | dict | Exception | Callable[[list[dict]], Any]
 
@@ -96,10 +96,7 @@ class ScriptedClient:
         if isinstance(reply, dict) and "error" in reply:
             raise ModelError(f"{self.spec}: {reply['error']}")
         text = str(reply.get("text", "")) if isinstance(reply, dict) else str(reply)
-        output_tokens = count_tokens(text)
-        if max_tokens is not None and output_tokens > max_tokens:
-            tokens = encoding().encode(text, disallowed_special=())[:max_tokens]
-            text, output_tokens = encoding().decode(tokens), len(tokens)
+        text, output_tokens = clip_tokens(text, max_tokens)
         given = reply.get("usage") if isinstance(reply, dict) else None
         if given:
             usage = Usage(
