@@ -28,13 +28,15 @@ governor, trajectories) with no network. Its role is read from the request:
   printed that the result is ready (also on a forced last turn), else
   `FINAL(No answer found in the documents.)`.
   With a plain-string `context` and no corpus (a child `rlm_query`), the code scores chunks of
-  `context` instead of searching.
+  `context` instead of searching. Questions of the generated workloads (OOLONG aggregation and
+  pairs, needle lookups) get the map-reduce or grep code of `offline_workloads` instead.
 - **extract**: the first message starts with `[rlm-docs:extract]`; the reply is the JSON of a
   deterministic parse of the response (`rlm_docs.engine.extract.heuristic_answer`).
 - **baseline**: the first message starts with `[rlm-docs:baseline NAME]` (the `bm25-agent` and
   `static-rag` prompts); the reply comes from `offline_baselines.baseline_reply`.
-- **sub** (anything else): an extractive reader. The prompt's `Question:` line (else its first
-  line) is the question, the rest the passage; the reply is the best-matching sentences or
+- **sub** (anything else): a classification prompt of `offline_workloads` is answered with
+  the TREC rule set of `offline_trec`; any other prompt goes to an extractive reader. The
+  prompt's `Question:` line (else its first line) is the question, the rest the passage; the reply is the best-matching sentences or
   table rows, verbatim (numbers and units kept), best first; words of the `Document:` name
   (the company) do not count as matches, since they are on every page.
 
@@ -49,6 +51,7 @@ import time
 from typing import Any
 
 from rlm_docs.models.base import Completion, Usage
+from rlm_docs.models.offline_workloads import classification_reply, parse_task, task_code
 from rlm_docs.tokens import count_message_tokens, count_tokens
 
 ROOT_MARKER = "[rlm-docs:root"
@@ -695,6 +698,13 @@ print("OFFLINE_ANSWER" + "_READY")  # split so the echoed code does not match
 )
 
 
+_TASK_PLANS = (
+    "Every entry must be classified before counting: I will classify the entries chunk by "
+    "chunk with sub-calls, then aggregate in Python.",
+    "The question names exact keys: I will grep for each and read the value on its line.",
+)
+
+
 def _question_of(messages: list[dict]) -> str:
     """The question, from the first user turn (`...original prompt: "Q".`) or the system text."""
     for m in messages[1:]:
@@ -716,6 +726,9 @@ def root_reply(messages: list[dict]) -> str:
     if turns == 0 and "No more code will be run" not in last:
         question = _question_of(messages)
         has_corpus = "No document corpus" not in str(messages[0].get("content", ""))
+        task = parse_task(question) if has_corpus else None
+        if task is not None:
+            return f"{_TASK_PLANS[task['kind'] == 'needle']}\n```repl\n{task_code(task)}```"
         code = _root_code(question, has_corpus)
         return (
             "I will locate candidate pages with search, read them with the sub-model, "
@@ -778,7 +791,8 @@ class OfflineClient:
         elif role == "extract":
             text = extract_reply(messages)
         else:
-            text = read("\n".join(str(m.get("content", "")) for m in messages))
+            prompt = "\n".join(str(m.get("content", "")) for m in messages)
+            text = classification_reply(prompt) or read(prompt)
         usage = Usage(count_message_tokens(messages), count_tokens(text), 0)
         return Completion(
             text=text,
