@@ -67,3 +67,36 @@ def test_financebench_dev_questions_load():
     assert len(qs) == 67 and len({q.id for q in qs}) == 67
     assert sum(q.hop_type != "single" for q in qs) == 17
     assert all(isinstance(e["page"], int) for q in qs for e in q.evidence)
+
+
+def _load_one(tmp_path, **fields):
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({**GOOD, **fields}) + "\n")
+    return load_questions(path)[0]
+
+
+def test_hops_decide_cross_page_when_evidence_lists_alternatives(tmp_path):
+    two_pages = [{"document": "d", "page": 3}, {"document": "d", "page": 9}]
+    assert _load_one(tmp_path, evidence=two_pages).hop_type == "cross_page"
+    assert _load_one(tmp_path, evidence=two_pages, hops=1).hop_type == "single"
+    assert _load_one(tmp_path, evidence=two_pages, hops=2).hop_type == "cross_page"
+    two_docs = [{"document": "d", "page": 3}, {"document": "e", "page": 3}]
+    assert _load_one(tmp_path, evidence=two_docs, hops=1).hop_type == "single"
+    assert _load_one(tmp_path, evidence=two_docs, hops=2).hop_type == "cross_doc"
+    assert _load_one(tmp_path, evidence=[]).hop_type == "none"
+    with pytest.raises(DatasetError, match=r"one.jsonl:1: field 'hops'"):
+        _load_one(tmp_path, hops=0)
+
+
+def test_document_level_evidence_and_unanswerable_gold(tmp_path):
+    q = _load_one(tmp_path, evidence=[{"document": "2023 Q1 NVDA", "page": None}])
+    assert q.evidence == [{"document": "2023 Q1 NVDA", "page": None}]
+    assert not q.page_evidence and q.hop_type == "single"
+    assert _load_one(tmp_path, evidence=[{"document": "d", "page": 2}]).page_evidence
+    assert _load_one(tmp_path, answer_variants=[["Not answerable"]]).unanswerable
+    assert not _load_one(tmp_path, answer_variants=[["Not answerable"], ["7"]]).unanswerable
+
+
+def test_unknown_scorer_is_refused_with_line_and_field(tmp_path):
+    with pytest.raises(DatasetError, match=r"one.jsonl:1: field 'scorer' must be one of"):
+        _load_one(tmp_path, scorer="nope")

@@ -12,6 +12,12 @@ Q = Question(
     answer_variants=[["$4.2 billion"]],
     evidence=[{"document": "acme", "page": 2}],
 )
+TEXT_Q = Question(
+    id="t",
+    question="Which segment grew fastest?",
+    answer_variants=[["Consumer Health"]],
+    evidence=[{"document": "acme", "page": 2}],
+)
 
 
 def _judge(calls):
@@ -23,28 +29,96 @@ def _judge(calls):
 
 
 @pytest.mark.parametrize(
-    ("answer", "stage", "score"),
+    ("question", "answer", "stage", "score"),
     [
-        ([], "empty", 0.0),
-        (["x" * 2100], "too_long", 0.0),
-        (["$4.2 Billion"], "exact", 1.0),
-        (["$4.2 bn"], "judge", 0.5),
+        (TEXT_Q, [], "empty", 0.0),
+        (TEXT_Q, ["x" * 2100], "too_long", 0.0),
+        (TEXT_Q, ["consumer  health"], "exact", 1.0),
+        (TEXT_Q, ["Consumer segment"], "judge", 0.5),
+        # a numeric gold is settled before the judge, either way
+        (Q, ["$4.2 bn"], "numeric", 1.0),
+        (Q, ["4,200 million dollars"], "numeric", 1.0),
+        (Q, ["$4.9 billion"], "numeric", 0.0),
     ],
 )
-def test_accuracy_stages_with_a_judge(answer, stage, score):
+def test_accuracy_stages_with_a_judge(question, answer, stage, score):
     calls = []
-    s = score_prediction(Q, {"answer": answer, "citations": []}, _judge(calls))
+    s = score_prediction(question, {"answer": answer, "citations": []}, _judge(calls))
     assert (s["stage"], s["score"]) == (stage, score)
     assert len(calls) == (stage == "judge")
 
 
 def test_without_judge_the_anls_stage_decides():
-    # "$4.2 billions" vs "$4.2 billion": 1 edit over 13 chars -> ANLS* 0.923 -> correct
-    s = score_prediction(Q, {"answer": "$4.2 billions", "citations": [{"file": "ACME", "page": 2}]})
-    assert s["stage"] == "anls" and s["score"] == 1.0 and s["anls"] == pytest.approx(12 / 13)
+    # "Consumer Healths" vs "Consumer Health": 1 edit over 16 chars -> ANLS* 0.9375 -> correct
+    s = score_prediction(
+        TEXT_Q, {"answer": "Consumer Healths", "citations": [{"file": "ACME", "page": 2}]}
+    )
+    assert s["stage"] == "anls" and s["score"] == 1.0 and s["anls"] == pytest.approx(15 / 16)
     assert s["page_f1"] == 1.0 and s["error_type"] is None
     wrong = score_prediction(Q, {"answer": ["$9"], "citations": [{"file": "acme", "page": 7}]})
     assert wrong["correct"] is False and wrong["error_type"] == "navigation"
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "anls_said", "correct"),
+    [
+        # the pairs: ANLS* passes the first two wrong numbers and fails the right ones
+        ("$1.33", "$2.35", True, False),
+        ("$2.00", "$5409.00", True, False),
+        ("$12,645 million", "$12645.00", False, True),
+        ("$12,645 million", "12645.00", False, True),
+        ("93.86 days", "93.86", True, True),
+    ],
+)
+def test_numeric_stage_overrules_anls_on_the_quoted_pairs(answer, gold, anls_said, correct):
+    q = Question(id="n", question="How much?", answer_variants=[[gold]])
+    s = score_prediction(q, {"answer": [answer], "citations": []})
+    assert (s["anls"] >= 0.5) is anls_said  # ANLS* kept as its own column
+    assert s["stage"] == "numeric" and s["correct"] is correct
+
+
+def test_unanswerable_gold_counts_a_refusal_right_and_any_answer_wrong():
+    q = Question(
+        id="u", question="What is the CEO's shoe size?", answer_variants=[["Not answerable"]]
+    )
+    for answer in (["Not answerable"], ["The documents do not say; cannot determine."], []):
+        s = score_prediction(q, {"answer": answer, "citations": []})
+        assert (s["stage"], s["score"], s["error_type"]) == ("unanswerable", 1.0, None)
+    for answer in (["42"], ["Nike"]):
+        s = score_prediction(q, {"answer": answer, "citations": []}, _judge([]))
+        assert (s["stage"], s["score"]) == ("unanswerable", 0.0)
+        assert s["error_type"] == "comprehension"  # no evidence to blame retrieval on
+    crashed = score_prediction(q, {"answer": [], "stop_reason": "error", "error": "boom"})
+    assert crashed["correct"] is False and crashed["stage"] == "empty"
+    # and an answerable question answered with a refusal is a wrong `refusal`
+    s = score_prediction(TEXT_Q, {"answer": ["Not answerable"], "citations": []})
+    assert s["correct"] is False and s["error_type"] == "refusal"
+
+
+def test_evidence_free_and_document_level_questions_get_page_f1_na():
+    cited = {"answer": ["Consumer Health"], "citations": [{"file": "acme", "page": 2}]}
+    none = Question(id="a", question="Q?", answer_variants=[["Consumer Health"]])
+    s = score_prediction(none, cited)
+    assert s["page_f1"] is None and s["doc_f1"] is None and s["correct"]
+    doc_level = Question(
+        id="b",
+        question="Q?",
+        answer_variants=[["Consumer Health"]],
+        evidence=[{"document": "acme", "page": None}, {"document": "globex", "page": None}],
+    )
+    s = score_prediction(doc_level, cited)
+    assert s["page_f1"] is None and s["doc_f1"] == pytest.approx(2 / 3)
+    wrong = score_prediction(doc_level, cited | {"answer": ["Cars"]})
+    assert wrong["error_type"] == "comprehension"  # gold document cited, pages unknown
+    rows = [
+        s | {"score": 1.0},
+        score_prediction(TEXT_Q, cited) | {"score": 1.0},
+        missing_row({"id": "m", "page_evidence": False, "has_evidence": False}),
+    ]
+    summary = summarize(rows, n_boot=50)
+    assert summary["page_f1"]["n"] == 1 and summary["page_f1"]["value"] == 1.0
+    assert summary["doc_f1"]["n"] == 2
+    assert summary["doc_f1"]["value"] == pytest.approx((2 / 3 + 1.0) / 2)
 
 
 def _row(score, steps, tokens, status="ok"):

@@ -20,8 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "eval",
         help="evaluate a system (rlm, bm25-agent, static-rag) on a question set",
         description=(
-            "Answer every question of QUESTIONS.jsonl with one system, score it (ANLS*, optional "
-            "LLM judge, page/doc F1, error type) and append results to RUN_DIR as they finish."
+            "Answer every question of QUESTIONS.jsonl with one system, score it (numeric stage, "
+            "ANLS*, optional LLM judge, page/doc F1, error type) and append results to RUN_DIR "
+            "as they finish."
         ),
     )
     p.add_argument("--dataset", required=True, metavar="QUESTIONS.jsonl", help="MADQA-schema file")
@@ -31,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--system", required=True, choices=_SYSTEMS, help="system to evaluate")
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
     p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
-    p.add_argument("--judge", metavar="MODEL", help="LLM judge model (default: ANLS* only)")
+    p.add_argument(
+        "--judge", metavar="MODEL", help="LLM judge model (default: numeric + ANLS* stages)"
+    )
     p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
     p.add_argument(
         "--workers", type=positive_int, default=4, help="questions in parallel (default 4)"
@@ -81,6 +84,7 @@ def _resume_hint(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.eval.aggregate import headline_accuracy
     from rlm_docs.eval.rundir import RunDir
     from rlm_docs.eval.runner import EvalSettings, run_eval
     from rlm_docs.output_paths import check_output_dir
@@ -112,12 +116,15 @@ def run(args: argparse.Namespace) -> int:
             f"{done} finished question(s) are kept in {args.out}; continue with:\n"
             f"  {_resume_hint(args)}"
         ) from None
-    acc = s["accuracy"]
-    stage = "judge" if args.judge else "ANLS* >= 0.5 stage (no judge)"
+    acc, how = headline_accuracy(s)
+    page = s["page_f1"]
+    page_text = "n/a" if not page["n"] else f"{page['value']:.3f}"
+    if page["n"] < s["n"]:
+        page_text += f" (n={page['n']} with page evidence)"
     print(
         f"{args.system}: {s['n']} questions ({s['ran_now']} run now), accuracy "
-        f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}] ({stage}), "
-        f"page F1 {s['page_f1']['value']:.3f}, ${s['total_cost_usd']:.4f}, "
+        f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}] ({how}), "
+        f"page F1 {page_text}, ${s['total_cost_usd']:.4f}, "
         f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
     )
     return 0

@@ -3,6 +3,11 @@
 Rows are the scored per-question records of a run, one per question of the run's question list:
 a question with no prediction (crashed, interrupted, never run) is a row with status `missing`,
 score 0 and zero effort, so it counts as wrong instead of leaving the denominator.
+
+Page F1 and Doc F1 are `None` (n/a) where the gold cannot score them (no evidence, or
+document-level evidence for Page F1); their means leave those rows out and carry `n`, the number
+of rows they average, so a report can state the count. Every interval uses the same bootstrap
+(`bootstrap.N_BOOT` resamples, `bootstrap.SEED`), so `eval` and `report` print the same numbers.
 """
 
 import math
@@ -11,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from rlm_docs.eval.bootstrap import bootstrap_mean_ci
+from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
 from rlm_docs.eval.kuiper import kuiper, kuiper_bootstrap, wasted_effort_ratio
 from rlm_docs.eval.taxonomy import ERROR_TYPES
 
 Row = Mapping[str, Any]
-MEAN_METRICS = ("score", "anls", "page_f1", "doc_f1")
+MEAN_METRICS = ("score", "anls")
+NA_METRICS = ("page_f1", "doc_f1")
 EFFORT_FIELDS = ("steps", "sub_calls", "input_tokens", "output_tokens", "total_tokens", "wall_s")
 
 
@@ -31,7 +37,7 @@ def effort_value(row: Row, measure: str) -> float:
 def _interval(values: Sequence[float], seed: int, n_boot: int) -> dict[str, float]:
     low, high = bootstrap_mean_ci(values, n_boot=n_boot, seed=seed)
     mean = float(np.mean(values)) if len(values) else math.nan
-    return {"value": mean, "low": low, "high": high}
+    return {"value": mean, "low": low, "high": high, "n": len(values)}
 
 
 def _effort_and_correct(rows: Sequence[Row], measure: str) -> tuple[np.ndarray, np.ndarray]:
@@ -60,8 +66,8 @@ def summarize(
     judged: bool = False,
     sensitivity: float = DEFAULT_SENSITIVITY,
     specificity: float = DEFAULT_SPECIFICITY,
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
     with_kuiper: bool = True,
 ) -> dict[str, Any]:
     """Aggregates of `rows`; Kuiper `low`/`high` bound K/N, the others bound the value itself."""
@@ -69,6 +75,9 @@ def summarize(
     out: dict[str, Any] = {"n": n}
     for name in MEAN_METRICS:
         out[name] = _interval([float(r.get(name) or 0) for r in rows], seed, n_boot)
+    for name in NA_METRICS:
+        values = [float(r[name]) for r in rows if r.get(name) is not None]
+        out[name] = _interval(values, seed, n_boot)
     out["accuracy"] = out.pop("score")
     if judged:
         rg = rogan_gladen(out["accuracy"]["value"] if n else 0.0, n, sensitivity, specificity)
@@ -87,6 +96,14 @@ def summarize(
         s: sum(1 for r in rows if r.get("status") == s) for s in ("ok", "failed", "missing")
     }
     return out
+
+
+def headline_accuracy(summary: Mapping[str, Any]) -> tuple[dict[str, float], str]:
+    """The one accuracy a run is reported with, and how it was measured: Rogan–Gladen corrected
+    for judged runs, else the numeric/string stages without a judge."""
+    if "accuracy_corrected" in summary:
+        return summary["accuracy_corrected"], "judge, Rogan–Gladen corrected, delta-method CI"
+    return summary["accuracy"], "numeric + ANLS* ≥ 0.5 stages, no judge; bootstrap CI"
 
 
 def by_group(

@@ -10,9 +10,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# The one resampling scheme of every report and `eval` summary: same seed, same count.
+N_BOOT = 1000
+SEED = 0
+
 
 def bootstrap_mean_ci(
-    values: Sequence[float], *, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
+    values: Sequence[float], *, n_boot: int = N_BOOT, alpha: float = 0.05, seed: int = SEED
 ) -> tuple[float, float]:
     """Interval for the mean of `values` (NaN, NaN for an empty input)."""
     x = np.asarray(values, dtype=float)

@@ -3,11 +3,18 @@
 Each JSONL line is `{id, question, answer_variants: [[str, ...], ...], evidence: [{document,
 page}], question_type, domain?}`. Mistakes raise `DatasetError` naming the line and field, so a
 typo in a 2,000-line file is found in seconds rather than after an hour of model calls.
+
+Optional fields read here: `page: null` in evidence (document-level evidence, as in KG-RAG
+sec-10-q: Page F1 is then n/a), `hops` (how many evidence pages an answer needs; evidence may
+list alternatives, so it decides the hop type when present) and `scorer` (a generated workload's
+metric, see `rlm_docs.eval.workload_scoring`). Gold variants that only say "Not answerable" mark an unanswerable
+question.
 """
 
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +23,10 @@ from rlm_docs.errors import DatasetError
 from rlm_docs.eval.citations import doc_key, page_number
 from rlm_docs.eval.workload_scoring import SCORERS
 
-HOP_TYPES = ("single", "cross_page", "cross_doc")
+HOP_TYPES = ("single", "cross_page", "cross_doc", "none")
+_UNANSWERABLE = re.compile(
+    r"(?:not answerable|unanswerable|cannot be answered|no answer)\W*", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -33,12 +43,33 @@ class Question:
 
     @property
     def hop_type(self) -> str:
-        """`single` page, `cross_page` (several pages, one document) or `cross_doc`."""
+        """`single` page, `cross_page` (several pages, one document), `cross_doc`, or `none`
+        (no evidence). With `hops`, 1 is single even when several alternative pages are listed;
+        otherwise the distinct evidence pages decide."""
         docs = {doc_key(e["document"]) for e in self.evidence}
-        pages = {(doc_key(e["document"]), e["page"]) for e in self.evidence}
+        hops = self.extra.get("hops")
+        if hops is not None:
+            if hops <= 1:
+                return "single"
+            return "cross_doc" if len(docs) > 1 else "cross_page"
+        if not docs:
+            return "none"
         if len(docs) > 1:
             return "cross_doc"
+        pages = {(doc_key(e["document"]), e["page"]) for e in self.evidence if e["page"]}
         return "cross_page" if len(pages) > 1 else "single"
+
+    @property
+    def page_evidence(self) -> bool:
+        """True when every evidence item names a page, so Page F1 is defined."""
+        return bool(self.evidence) and all(e["page"] is not None for e in self.evidence)
+
+    @property
+    def unanswerable(self) -> bool:
+        """Every gold variant is a single "Not answerable" (MMLongBench-Doc's convention)."""
+        return all(
+            len(v) == 1 and _UNANSWERABLE.fullmatch(v[0].strip()) for v in self.answer_variants
+        )
 
 
 def _require(record: dict, key: str, kind: type, where: str) -> Any:
@@ -72,6 +103,9 @@ def _evidence(value: Any, where: str) -> list[dict[str, Any]]:
         at = f"{where}: field 'evidence[{i}]'"
         if not isinstance(ev, dict) or not str(ev.get("document") or "").strip():
             raise DatasetError(f"{at} must be an object with a non-empty 'document'")
+        if ev.get("page") is None:  # document-level evidence
+            out.append({"document": str(ev["document"]), "page": None})
+            continue
         page = page_number(ev.get("page"), f"{at}.page")
         if page < 1:
             raise DatasetError(f"{at}.page must be >= 1 (pages are 1-based), got {page}")
@@ -92,6 +126,9 @@ def parse_question(record: Any, where: str) -> Question:
     if scorer is not None and scorer not in SCORERS:
         raise DatasetError(f"{where}: field 'scorer' must be one of {', '.join(SCORERS)}")
     known = {"id", "question", "answer_variants", "evidence", "question_type", "domain"}
+    hops = record.get("hops")
+    if hops is not None and (not isinstance(hops, int) or isinstance(hops, bool) or hops < 1):
+        raise DatasetError(f"{where}: field 'hops' must be an integer >= 1, got {hops!r}")
     return Question(
         id=qid,
         question=_require(record, "question", str, where),

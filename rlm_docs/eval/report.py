@@ -16,7 +16,13 @@ from typing import Any
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval import plots
-from rlm_docs.eval.aggregate import EFFORT_FIELDS, by_group, effort_value, summarize
+from rlm_docs.eval.aggregate import (
+    EFFORT_FIELDS,
+    by_group,
+    effort_value,
+    headline_accuracy,
+    summarize,
+)
 from rlm_docs.eval.kuiper import effort_correlations
 from rlm_docs.eval.rundir import load_run
 
@@ -43,6 +49,14 @@ def _ci(block: dict[str, float], fmt: str = "pct") -> str:
     return f"{show(block['value'])} [{show(block['low'])}, {show(block['high'])}]"
 
 
+def _f1(block: dict[str, float], n: int, with_ci: bool = True) -> str:
+    """An F1 mean, with the number of questions it covers when some are n/a."""
+    if not block.get("n"):
+        return "n/a"
+    text = _ci(block, "num") if with_ci else f"{block['value']:.3f}"
+    return text if block["n"] == n else f"{text} (n={block['n']})"
+
+
 def _kuiper(block: dict[str, Any]) -> str:
     if math.isnan(block["value"]):
         return "n/a"
@@ -67,7 +81,7 @@ def _label(manifest: dict[str, Any], path: Path, taken: set[str]) -> str:
     return label
 
 
-def load_runs(paths: list[str | os.PathLike], n_boot: int = 1000) -> list[RunReport]:
+def load_runs(paths: list[str | os.PathLike]) -> list[RunReport]:
     """Runs with their rows and summaries; DatasetError names a directory that is not a run."""
     runs: list[RunReport] = []
     taken: set[str] = set()
@@ -79,7 +93,6 @@ def load_runs(paths: list[str | os.PathLike], n_boot: int = 1000) -> list[RunRep
             judged=judged,
             sensitivity=manifest.get("judge_sensitivity", 0.98),
             specificity=manifest.get("judge_specificity", 1.0),
-            n_boot=n_boot,
         )
         runs.append(RunReport(_label(manifest, Path(p), taken), Path(p), manifest, rows, summary))
     if not runs:
@@ -111,7 +124,7 @@ def main_table(runs: list[RunReport]) -> list[list[str]]:
     out = []
     for run in runs:
         s = run.summary
-        acc = s.get("accuracy_corrected") or s["accuracy"]
+        acc, _ = headline_accuracy(s)
         errors = "/".join(
             str(s["errors"][t]) for t in ("retrieval", "navigation", "comprehension", "refusal")
         )
@@ -122,8 +135,8 @@ def main_table(runs: list[RunReport]) -> list[list[str]]:
                 _ci(acc),
                 _subset_acc(run, "cross_page"),
                 _subset_acc(run, "cross_doc"),
-                _ci(s["page_f1"], "num"),
-                _ci(s["doc_f1"], "num"),
+                _f1(s["page_f1"], s["n"]),
+                _f1(s["doc_f1"], s["n"]),
                 _kuiper(s["kuiper_steps"]),
                 _kuiper(s["kuiper_tokens"]),
                 "n/a"
@@ -142,7 +155,9 @@ def main_table(runs: list[RunReport]) -> list[list[str]]:
 def _accuracy_note(run: RunReport) -> str:
     m = run.manifest
     if not m.get("judge"):
-        return f"- {run.label}: accuracy = ANLS* ≥ 0.5 stage (no judge)."
+        return (
+            f"- {run.label}: accuracy = numeric stage, then ANLS* ≥ 0.5 (no judge); bootstrap CI."
+        )
     return (
         f"- {run.label}: accuracy = ANLS*/judge score ({m['judge']}), Rogan–Gladen corrected with "
         f"sensitivity {m.get('judge_sensitivity')} and specificity {m.get('judge_specificity')} "
@@ -169,14 +184,14 @@ _GROUPS = (("hop type", "hop_type"), ("question type", "question_type"), ("domai
 
 
 def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
-    groups = by_group(run.rows, lambda r: str(r.get(key) or ""), n_boot=300, with_kuiper=False)
+    groups = by_group(run.rows, lambda r: str(r.get(key) or ""), with_kuiper=False)
     return [
         [
             name,
             str(s["n"]),
             _ci(s["accuracy"]),
-            f"{s['page_f1']['value']:.3f}",
-            f"{s['doc_f1']['value']:.3f}",
+            _f1(s["page_f1"], s["n"], with_ci=False),
+            _f1(s["doc_f1"], s["n"], with_ci=False),
             f"{s['steps']['value']:.2f}",
             f"{s['total_tokens']['value']:,.0f}",
         ]
@@ -235,6 +250,8 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
         "- Wasted effort ρ (MADQA): mean steps of wrong answers / mean steps of correct ones "
         "(> 1: grinds on what it cannot solve; < 1: fails fast); questions with no steps left out.",
         "- Missing or failed predictions count as wrong with zero effort.",
+        "- Page F1 / Doc F1: n/a for questions whose gold has no evidence pages (none, or "
+        "document-level `page: null`) / no evidence; (n=…) is how many questions a mean covers.",
     ]
     md = ["# rlm-docs evaluation report", ""]
     page = [

@@ -205,8 +205,8 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
         "score": 0.0,
         "stage": "missing",
         "correct": False,
-        "page_f1": 0.0,
-        "doc_f1": 0.0,
+        "page_f1": 0.0 if meta.get("page_evidence", True) else None,
+        "doc_f1": 0.0 if meta.get("has_evidence", True) else None,
         "error_type": "refusal",
     }
 

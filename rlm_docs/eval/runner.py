@@ -81,10 +81,24 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
                 "hop_type": q.hop_type,
                 "question_type": q.question_type,
                 "domain": q.domain,
+                "page_evidence": q.page_evidence,
+                "has_evidence": bool(q.evidence),
             }
             for q in questions
         ],
     }
+
+
+def unknown_evidence(questions: list[Question], corpus: Corpus) -> dict[str, list[str]]:
+    """{question id: evidence documents the corpus does not hold} (matched by stem, any case)."""
+    out: dict[str, list[str]] = {}
+    for q in questions:
+        missing = sorted(
+            {e["document"] for e in q.evidence if corpus.resolve(e["document"]) is None}
+        )
+        if missing:
+            out[q.id] = missing
+    return out
 
 
 class Cancelled(Exception):
@@ -162,10 +176,11 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
     if settings.judge and parse_spec(settings.judge).backend == "offline":
         raise ConfigError(
             "--judge offline: the offline model cannot judge answers; give a real model "
-            "or omit --judge (accuracy is then the ANLS* >= 0.5 stage)"
+            "or omit --judge (accuracy is then the numeric and ANLS* >= 0.5 stages)"
         )
     questions = load_questions(settings.dataset, settings.limit)
     corpus = Corpus.load(settings.corpus)
+    unknown = unknown_evidence(questions, corpus)
     # Everything a user can get wrong (model strings, keys, workers) is checked before the run
     # directory exists: a refused start must not leave a run.json that blocks the fixed command.
     run = RunDir(settings.out)
@@ -196,6 +211,16 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
         TimeElapsedColumn(),
         TextColumn("{task.fields[stats]}"),
     )
+    if unknown:
+        listed = "; ".join(f"{qid}: {', '.join(docs)}" for qid, docs in list(unknown.items())[:5])
+        more = f" (and {len(unknown) - 5} more)" if len(unknown) > 5 else ""
+        console.print(
+            f"warning: {len(unknown)} question(s) name evidence documents that are not in the "
+            f"corpus {settings.corpus}, so their citations cannot match: {listed}{more}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     started = time.perf_counter()
     try:
         with Progress(*columns, console=console, disable=not settings.progress) as progress:
@@ -223,8 +248,8 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
         judged=bool(settings.judge),
         sensitivity=settings.sensitivity,
         specificity=settings.specificity,
-        n_boot=200,
     )
     summary["ran_now"] = len(todo)
+    summary["unknown_evidence"] = unknown
     summary["session_wall_s"] = time.perf_counter() - started
     return summary

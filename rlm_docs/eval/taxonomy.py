@@ -4,6 +4,10 @@
 - `retrieval`: no gold document was cited — the evidence was never found.
 - `navigation`: a gold document was cited but no gold page — right file, wrong place.
 - `comprehension`: a gold page was cited yet the answer is wrong — found but misread.
+
+Where the gold cannot tell these apart the error is `comprehension`: a question with no evidence
+(an unanswerable one that was answered) and, with document-level evidence (`page: null`), a
+wrong answer that cited a gold document.
 """
 
 import re
@@ -14,8 +18,8 @@ from rlm_docs.eval.citations import doc_set, page_set
 
 ERROR_TYPES = ("refusal", "retrieval", "navigation", "comprehension")
 _REFUSAL = re.compile(
-    r"\b(cannot|can ?not|unable to|not (?:found|available|provided|specified|mentioned|disclosed"
-    r"|determinable|possible)|no (?:answer|information|data|relevant)|insufficient|unknown|i don'?t know|"
+    r"\b(cannot|can ?not|unable to|unanswerable|not (?:answerable|found|available|provided|specified"
+    r"|mentioned|disclosed|determinable|possible)|no (?:answer|information|data|relevant)|insufficient|unknown|i don'?t know|"
     r"n/?a)\b",
     re.IGNORECASE,
 )
@@ -38,8 +42,11 @@ def error_type(
         return None
     if is_refusal(answer):
         return "refusal"
+    if not evidence:
+        return "comprehension"
     if not doc_set(citations) & doc_set(evidence):
         return "retrieval"
-    if not page_set(citations) & page_set(evidence):
+    gold_pages = page_set(evidence)
+    if gold_pages and not page_set(citations) & gold_pages:
         return "navigation"
     return "comprehension"

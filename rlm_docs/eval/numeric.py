@@ -1,0 +1,199 @@
+"""The numeric stage of answer scoring: quantities with scale words and units, compared with a
+stated tolerance.
+
+ANLS* compares characters, so `$1.33` against gold `$2.35` (ANLS 0.6) passes its 0.5 threshold
+while `$12,645 million` against gold `12645.00` fails. When a gold answer variant is a bare
+quantity, this stage decides instead, before any string stage or judge:
+
+- Quantities are read with an optional sign (`-`, `−`, or accounting parentheses `(3.7)`), a
+  currency (`$`, `USD`, `€`, `£`), thousands separators, a scale word (thousand/k, million/mn/m,
+  billion/bn/b, trillion/tn) and a unit (`%`/percent, bps, days, `x`/times).
+- Tolerance: relative 1% of the gold, or the gold's own rounding when that is wider (gold `4.6`
+  accepts 4.55..4.65, gold `0.01` accepts 0.005..0.015); integer golds get only the 1%.
+- Scale: when both sides carry a scale word the amounts are compared; when only one does, the
+  other side is read as stated in thousands, millions, billions or trillions (gold `12645.00` to a
+  question asking for USD millions matches `$12,645 million` and `$12.645 billion`). Two bare
+  numbers are compared as written.
+- Units: `%` on one side only also compares the other side times 100 (`0.308` vs `30.8%`); bps
+  are hundredths of a percent; different unit kinds (days vs %) never match. A negative gold also
+  matches its magnitude in an answer that says it decreased.
+- Years (a bare integer 1900..2100) in the answer are ignored unless the gold is one.
+
+The answer is right when one of its quantities matches a numeric gold variant; it is wrong when
+it has no quantity or none matches, whatever ANLS* says (when some gold variants are text, a
+miss falls through to the string stage for them). An answer listing more than
+`MAX_QUANTITIES` distinct values with one match is a hedge the stage does not settle: it falls
+through to the string stage.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MAX_QUANTITIES = 3
+RELATIVE_TOLERANCE = 0.01
+_SCALES = {
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "millions": 1e6,
+    "mn": 1e6,
+    "mm": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "billions": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+    "trillions": 1e12,
+    "tn": 1e12,
+}
+_UNITS = {
+    "%": "percent",
+    "percent": "percent",
+    "per cent": "percent",
+    "percentage points": "percent",
+    "percentage point": "percent",
+    "pp": "percent",
+    "bps": "bps",
+    "basis points": "bps",
+    "basis point": "bps",
+    "days": "days",
+    "day": "days",
+    "x": "times",
+    "times": "times",
+}
+_CURRENCY = r"(?:US\$|USD\s?|EUR\s?|GBP\s?|\$|€|£)"
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+_SCALE = "|".join(sorted((re.escape(s) for s in _SCALES), key=len, reverse=True))
+_UNIT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
+_QUANTITY = re.compile(
+    rf"(?<![\w.,])(?P<open>\(\s*)?(?P<sign1>[-−–])?(?P<cur>{_CURRENCY})?\s?(?P<sign2>[-−–])?"
+    rf"(?<![\w.,])(?P<num>{_NUMBER})(?!\d|-[kq]\b)"
+    rf"(?:\s?(?P<scale>{_SCALE})(?![a-z]))?"
+    rf"(?:\s?(?P<unit>{_UNIT})(?![a-z]))?"
+    rf"(?P<close>\s*\))?",
+    re.IGNORECASE,
+)
+# Words a bare-quantity gold may carry besides its number ("USD 5.2 billion", "approx. 4%").
+_FILLER = re.compile(
+    r"\b(?:usd|dollars?|us|approximately|approx|about|around|roughly|in|of)\b|[~≈.,;:!?'\"\s]",
+    re.IGNORECASE,
+)
+_DECREASE = re.compile(
+    r"\b(?:decrease[ds]?|declined?|declines|down|lower|fell|fall|drop(?:ped)?|loss|negative|"
+    r"reduc(?:ed|tion))\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One number as written: signed mantissa, scale factor, unit kind and gold rounding."""
+
+    mantissa: float
+    scale: float = 1.0
+    unit: str = ""
+    currency: bool = False
+    decimals: int = 0
+    year_like: bool = False
+
+    @property
+    def value(self) -> float:
+        return self.mantissa * self.scale
+
+
+def _parse(m: re.Match[str]) -> Quantity:
+    raw = m["num"].replace(",", "")
+    mantissa = float(raw)
+    negative = bool(m["sign1"] or m["sign2"]) or bool(m["open"] and m["close"])
+    scale_word = (m["scale"] or "").lower()
+    unit = _UNITS.get(" ".join((m["unit"] or "").lower().split()), "")
+    decimals = len(raw.partition(".")[2])
+    plain = not (m["cur"] or scale_word or unit or decimals or "," in m["num"])
+    return Quantity(
+        mantissa=-mantissa if negative else mantissa,
+        scale=_SCALES.get(scale_word, 1.0),
+        unit=unit,
+        currency=bool(m["cur"]),
+        decimals=decimals,
+        year_like=plain and 1900 <= mantissa <= 2100,
+    )
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every quantity in `text`, in order."""
+    return [_parse(m) for m in _QUANTITY.finditer(text)]
+
+
+def bare_quantity(text: str) -> Quantity | None:
+    """The quantity when `text` is nothing but one quantity (plus currency/filler words)."""
+    found = list(_QUANTITY.finditer(text))
+    if len(found) != 1:
+        return None
+    rest = text[: found[0].start()] + " " + text[found[0].end() :]
+    return _parse(found[0]) if not _FILLER.sub("", rest) else None
+
+
+def numeric_gold(variants: Sequence[Sequence[str]]) -> list[Quantity]:
+    """The gold quantities of the variants that are one bare quantity (empty: not numeric)."""
+    out = []
+    for variant in variants:
+        items = [variant] if isinstance(variant, str) else list(variant)
+        q = bare_quantity(items[0]) if len(items) == 1 else None
+        if q is not None:
+            out.append(q)
+    return out
+
+
+def _close(answer: float, gold: float, slack: float) -> bool:
+    return abs(answer - gold) <= max(RELATIVE_TOLERANCE * abs(gold), slack) + 1e-9 * abs(gold)
+
+
+def _in_percent(q: Quantity) -> float:
+    return q.value / 100 if q.unit == "bps" else q.value
+
+
+def matches(answer: Quantity, gold: Quantity, decreased: bool = False) -> bool:
+    """Whether `answer` states the gold quantity (see module docstring for the rules)."""
+    kinds = {answer.unit or "", gold.unit or ""} - {""}
+    if len(kinds - {"percent", "bps"}) + bool(kinds & {"percent", "bps"}) > 1:
+        return False
+    slack = 0.5 * 10**-gold.decimals if gold.decimals else 0.0
+    a, g = _in_percent(answer), _in_percent(gold)
+    candidates = [a]
+    if answer.unit in ("percent", "bps") and not gold.unit:
+        candidates.append(a / 100)
+    elif gold.unit in ("percent", "bps") and not answer.unit:
+        candidates.append(a * 100)
+    if decreased and g < 0 and a > 0:
+        candidates += [-c for c in candidates]
+    if (answer.scale == 1.0) != (gold.scale == 1.0):
+        unscaled_is_answer = answer.scale == 1.0
+        factors = [1e3**k for k in range(5)]
+        for c in list(candidates):
+            for f in factors:
+                if unscaled_is_answer and _close(c * f, g, slack * gold.scale):
+                    return True
+                if not unscaled_is_answer and _close(c, g * f, slack * f):
+                    return True
+        return False
+    return any(_close(c, g, slack * gold.scale) for c in candidates)
+
+
+def numeric_verdict(answer: Sequence[str], gold_variants: Sequence[Sequence[str]]) -> bool | None:
+    """True / False when the numeric stage decides, None when it does not apply or abstains."""
+    gold = numeric_gold(gold_variants)
+    if not gold:
+        return None
+    all_numeric = len(gold) == len(gold_variants)
+    text = " ; ".join(answer)
+    decreased = bool(_DECREASE.search(text))
+    found = [q for q in quantities(text) if not q.year_like or any(g.year_like for g in gold)]
+    hit = any(matches(q, g, decreased) for q in found for g in gold)
+    if not hit:
+        return False if all_numeric else None
+    if len({(q.value, q.unit) for q in found}) > MAX_QUANTITIES:
+        return None
+    return True
