@@ -68,7 +68,8 @@ def test_bm25_agent_step_budget_forces_a_final_answer(tmp_path):
         tmp_path, "bm25-agent", ["SEARCH: acme", json.dumps(answer)], budget=Budget(max_steps=1)
     )
     p = system.answer(Q1, gov)
-    assert p.stop_reason == "budget" and p.answer == ["4.2 billion"]
+    # the forced turn answered: `forced`, and both root calls are steps
+    assert p.stop_reason == "forced" and p.answer == ["4.2 billion"] and p.steps == 2
     assert len(ledger.entries) == 2
     assert "root-step budget exhausted" in system.client.calls[1][-1]["content"]
 
@@ -97,3 +98,31 @@ def test_static_rag_model_failure_is_an_error_prediction(tmp_path):
 def test_unknown_system_is_a_config_error():
     with pytest.raises(ConfigError, match="bm25-agent"):
         make_system("magic", SystemConfig(corpus=CORPUS, model="offline"))
+
+
+def test_one_step_budget_means_the_same_in_every_system(tmp_path):
+    """`--max-steps 1`: one ordinary turn plus the forced answering turn, counted as root-model
+    calls (2 steps, stop `forced`) in rlm and bm25-agent alike; static-rag makes its one call."""
+    from rlm_docs.engine import RLM
+    from rlm_docs.models import ScriptedClient
+
+    one = Budget(max_steps=1)
+    for name in ("a", "s"):
+        (tmp_path / name).mkdir()
+    answer = json.dumps({"answer": ["4.2 billion"], "citations": []})
+    agent, gov, ledger = _system(tmp_path / "a", "bm25-agent", ["SEARCH: acme", answer], one)
+    p = agent.answer(Q1, gov)
+    assert (p.steps, p.stop_reason, p.answer) == (2, "forced", ["4.2 billion"])
+    assert p.steps == sum(e.role == "root" for e in ledger.entries)
+
+    rag, gov, ledger = _system(tmp_path / "s", "static-rag", ["$4.2 billion"], one)
+    p = rag.answer(Q1, gov)
+    assert (p.steps, p.stop_reason) == (1, "final")
+
+    ledger = Ledger()
+    root = ScriptedClient(["```repl\nx = 1\n```", "FINAL(4.2 billion)", answer])
+    rlm = RLM(CORPUS, model=root, sub_model=ScriptedClient([]), budget=one, ledger=ledger)
+    p = rlm.ask(Q1.question, question_id=Q1.id)
+    assert (p.steps, p.stop_reason, p.answer) == (2, "forced", ["4.2 billion"])
+    roots = [e for e in ledger.entries if e.role == "root"]
+    assert p.steps == len(roots) and [e.role for e in ledger.entries].count("extract") == 1

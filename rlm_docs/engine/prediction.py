@@ -10,9 +10,16 @@ STOP_REASONS = ("final", "forced", "budget", "error")
 class Prediction:
     """Answer list + citations + effort; `to_madqa()` is the MADQA prediction JSONL record.
 
+    `steps`, the one definition every system (`rlm`, `bm25-agent`, `static-rag`) reports: the
+    number of root-model calls sent for the question (the governor's `root_calls`: role `root`
+    at any depth, a forced last turn included, failed calls included; extraction, judge and
+    sub-model calls are not steps, nor is a call the budget refused before sending). With
+    `max_steps=N` a run takes N ordinary turns and may add one forced answering turn: N + 1.
+
     `stop_reason`: `final` (the model answered), `forced` (steps or budget ran out and the model
-    answered on the forced last turn), `budget` (even that turn was refused; the answer is built
-    from evidence so far), `error` (an unrecoverable model or sandbox failure).
+    answered on the forced last turn, or a baseline's own last turn), `budget` (even that turn
+    was refused; the answer is built from evidence so far), `error` (an unrecoverable model or
+    sandbox failure).
     """
 
     question: str

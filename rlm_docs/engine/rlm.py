@@ -108,12 +108,11 @@ class RLM:
         answer, cited, extract_note = self._answer(question, outcome, gov)
         citations, rejected, source = with_fallback(self.corpus, cited, outcome.cited, outcome.read)
         totals = gov.totals()
-        forced = outcome.stop_reason == "forced"
         pred = Prediction(
             question=question,
             answer=answer,
             citations=citations,
-            steps=totals["steps"] + int(forced),
+            steps=totals["root_calls"],
             sub_calls=totals["sub_calls"],
             input_tokens=totals["input_tokens"],
             output_tokens=totals["output_tokens"],

@@ -70,6 +70,7 @@ class Governor:
         self._steps = 0
         self._steps_total = 0
         self._calls = 0
+        self._root_calls = 0
         self._cache_hits = 0
         self._cached_tokens = 0
         self._max_depth = self.depth
@@ -336,6 +337,10 @@ class Governor:
                 attempts=result.attempts if result else 0,
             )
         )
+        if role == "root":  # the step count of `Prediction.steps` (see its docstring)
+            with self._lock:
+                for g in self._chain():
+                    g._root_calls += 1
 
     def step(self) -> None:
         """Count one root step here and in every ancestor; raises BudgetExceeded when this
@@ -474,6 +479,7 @@ class Governor:
         with self._lock:
             return {
                 "steps": self._steps_total,
+                "root_calls": self._root_calls,
                 "sub_calls": self._used["sub_calls"],
                 "input_tokens": self._used["input_tokens"],
                 "output_tokens": self._used["output_tokens"],

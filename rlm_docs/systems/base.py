@@ -60,7 +60,7 @@ def effort_fields(governor: Governor) -> dict[str, Any]:
     """Prediction effort fields from the governor's roll-up (steps, sub-calls, tokens, $, wall)."""
     t = governor.totals()
     return {
-        "steps": t["steps"],
+        "steps": t["root_calls"],  # the definition of a step: see `Prediction`
         "sub_calls": t["sub_calls"],
         "input_tokens": t["input_tokens"],
         "output_tokens": t["output_tokens"],

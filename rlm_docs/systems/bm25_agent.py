@@ -4,7 +4,8 @@ The model may search (`SEARCH: query` → the top-k pages' text, k = 5) for at m
 the last turn must answer. Every turn is one root step and one root call through the governor,
 so its effort fields mean the same as the RLM's. When a budget refuses a turn, one final
 answering turn is still tried, as the engine does; the governor checks it like any call, so a
-dollar, token or wall limit can refuse it too (stop reason `budget`, no answer).
+dollar, token or wall limit can refuse it too. Stop reason `forced` when it answers, `budget`
+only when even that turn is refused (no answer).
 """
 
 import time
@@ -91,8 +92,7 @@ class Bm25Agent:
             if reply.query is None:
                 record["final_answer"] = reply.answer
                 trajectory.close(record)
-                if stop_reason != "budget":
-                    stop_reason = "forced" if last else "final"
+                stop_reason = "forced" if last else "final"
                 break
             text, pages = self._search(reply.query)
             record["search"] = {"query": reply.query, "results": pages}
