@@ -64,8 +64,8 @@ def test_line_magic_asks_and_keeps_the_prediction(shell, capsys):
 def test_user_mistakes_are_usage_errors(shell, tmp_path, capsys):
     with pytest.raises(UsageError, match="nowhere"):
         shell.run_line_magic("rlm_corpus", str(tmp_path / "nowhere"))
-    with pytest.raises(UsageError, match="max_steps"):
-        shell.run_line_magic("rlm_ask", "--max-steps -1 anything?")
+    with pytest.raises(UsageError, match="--max-steps: must be >= 1, got 0"):
+        shell.run_line_magic("rlm_ask", "--max-steps 0 anything?")
     # the failed %rlm_corpus kept the previous session
     shell.run_cell_magic("rlm", "", "print(len(files()))")
     assert capsys.readouterr().out.strip() == "2"

@@ -7,7 +7,6 @@ without keys or network. The trajectory goes to `--log-dir` (default `RLM_DOCS_H
 
 import argparse
 import json
-import os
 from typing import Any
 
 from rlm_docs.cli.numbers import count, positive_float, positive_int
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     budget = budget_from_args(args)
     rlm = RLM(
         resolve_store(args.corpus),
-        model=args.model or os.environ.get("RLM_DOCS_MODEL") or "offline",
+        model=args.model,
         sub_model=args.sub_model,
         budget=budget,
         prompt=args.prompt,
@@ -108,57 +107,80 @@ def run(args: argparse.Namespace) -> int:
 
 
 SHOW_LINES = 12
+CALL_LINES = 3
+CALL_CHARS = 300
 
 
-def _clip(text: str, lines: int = SHOW_LINES) -> str:
+def _clip(text: str, lines: int = SHOW_LINES, chars: int | None = None) -> str:
+    """`text` cut to `lines` lines (and `chars` characters), saying how much was left out."""
     rows = text.rstrip("\n").splitlines()
-    if len(rows) <= lines:
-        return "\n".join(rows)
-    return "\n".join([*rows[:lines], f"... [{len(rows) - lines} more lines]"])
+    shown = "\n".join(rows[:lines])
+    notes = [f"{len(rows) - lines} more lines"] if len(rows) > lines else []
+    if chars is not None and len(shown) > chars:
+        notes.insert(0, f"{len(shown) - chars:,} more characters")
+        shown = shown[:chars]
+    return shown + (f" ... [{', '.join(notes)}]" if notes else "")
+
+
+def _sub_call_lines(call: dict[str, Any]) -> list[str]:
+    """A sub-call as two short lines: its prompt and its reply (or error), both clipped."""
+    kind = call.get("kind", "llm_query")
+    reply = call.get("error") or call.get("response") or ""
+    return [
+        f"  ↳ {kind}: {_clip(str(call.get('prompt', '')), CALL_LINES, CALL_CHARS)}",
+        f"    → {_clip(str(reply), CALL_LINES, CALL_CHARS)}",
+    ]
 
 
 def print_turn(depth: int, record: dict[str, Any]) -> None:
-    """One finished turn on stderr: header, each code block and its output (clipped), errors."""
-    from rich.console import Console
+    """One finished turn on stderr: header, each code block in full, its output (clipped), and
+    each sub-call's prompt and reply (clipped); child runs print their own turns."""
     from rich.markup import escape
 
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    from rlm_docs.cli.console import console
+
+    err = console(stderr=True)
     where = f" (child run, depth {depth})" if depth else ""
     forced = ", forced final turn" if record.get("forced") else ""
     seconds = record.get("iteration_time") or 0.0
-    console.print(f"[bold cyan]── turn {record['iteration']}{where}{forced}: {seconds:.1f}s[/]")
+    err.print(f"[bold cyan]── turn {record['iteration']}{where}{forced}: {seconds:.1f}s[/]")
     for block in record.get("code_blocks", []):
         result = block.get("result", {})
-        calls = len(result.get("rlm_calls", []))
-        console.print(f"[dim]{escape(_clip(block['code']))}[/dim]")
+        err.print(f"[dim]{escape(block['code'].rstrip())}[/dim]")
         if result.get("stdout"):
-            console.print(escape(_clip(result["stdout"])))
+            err.print(escape(_clip(result["stdout"])))
         if result.get("stderr"):
-            console.print(f"[red]{escape(_clip(result['stderr'], 4))}[/red]")
+            err.print(f"[red]{escape(_clip(result['stderr'], 4))}[/red]")
+        calls = result.get("rlm_calls", [])
         if calls:
-            console.print(f"[dim]{calls} sub-call(s)[/dim]")
+            err.print(f"[dim]{len(calls)} sub-call(s):[/dim]")
+        for call in calls:
+            prompt, reply = _sub_call_lines(call)
+            err.print(f"[magenta]{escape(prompt)}[/magenta]")
+            err.print(escape(reply))
     if record.get("final_answer") is not None:
-        console.print(f"[green]final: {escape(_clip(str(record['final_answer']), 4))}[/green]")
+        err.print(f"[green]final: {escape(_clip(str(record['final_answer']), 4))}[/green]")
     if record.get("notice"):
-        console.print(f"[yellow]{escape(str(record['notice']))}[/yellow]")
+        err.print(f"[yellow]{escape(str(record['notice']))}[/yellow]")
 
 
 def _print(pred: Any) -> None:
-    from rich.console import Console
     from rich.markup import escape
 
-    console = Console(highlight=False, soft_wrap=True)
+    from rlm_docs.cli.console import console
+
+    out = console()
     answers = "; ".join(pred.answer) if pred.answer else "(no answer)"
-    console.print(f"[bold]Answer:[/bold] {escape(answers)}")
+    out.print(f"[bold]Answer:[/bold] {escape(answers)}")
     cites = ", ".join(f"{c['file']} p.{c['page']}" for c in pred.citations) or "(none)"
-    console.print(f"[bold]Citations:[/bold] {escape(cites)}")
-    console.print(
+    out.print(f"[bold]Citations:[/bold] {escape(cites)}")
+    out.print(
         f"[dim]{pred.steps} steps, {pred.sub_calls} sub-calls, "
         f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, "
         f"${pred.cost_usd:.4f}, {pred.wall_s:.1f}s, depth {pred.max_depth}, "
         f"stop: {pred.stop_reason}[/dim]"
     )
     if pred.error:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(pred.error)}")
+        console(stderr=True).print(f"[red]error:[/red] {escape(pred.error)}")
     if pred.trajectory:
-        console.print(f"[dim]trajectory: {escape(pred.trajectory)}[/dim]")
+        out.print(f"[dim]trajectory: {escape(pred.trajectory)}[/dim]")

@@ -4,6 +4,7 @@ import argparse
 import json
 import sys
 
+from rlm_docs.cli.console import console
 from rlm_docs.cli.numbers import positive_int
 
 
@@ -31,12 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--no-boost", action="store_true", help="plain BM25, no name boost")
     search.add_argument("--json", action="store_true", help="print JSON lines")
     search.set_defaults(func=run_search)
-
-
-def _console():
-    from rich.console import Console
-
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -74,7 +69,7 @@ def run_info(args: argparse.Namespace) -> int:
         f"{totals['tokens']:,}",
         style="bold",
     )
-    _console().print(table)
+    console().print(table)
     return 0
 
 
@@ -98,12 +93,12 @@ def run_search(args: argparse.Namespace) -> int:
         for h in hits:
             print(json.dumps(h.to_dict(), ensure_ascii=False))
         return 0
-    console = _console()
+    out = console()
     if not hits:
-        console.print("no matching pages")
+        out.print("no matching pages")
     for rank, h in enumerate(hits, 1):
-        console.print(f"[bold]{rank}. {h.document} p.{h.page}[/] [dim]({h.score:.2f})[/]")
+        out.print(f"[bold]{rank}. {h.document} p.{h.page}[/] [dim]({h.score:.2f})[/]")
         if h.title:
-            console.print(f"   [{h.title}]", markup=False)
-        console.print(f"   {h.snippet}", markup=False)
+            out.print(f"   [{h.title}]", markup=False)
+        out.print(f"   {h.snippet}", markup=False)
     return 0

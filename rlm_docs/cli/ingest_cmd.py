@@ -2,8 +2,8 @@
 
 import argparse
 import json
-import sys
 
+from rlm_docs.cli.console import console
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 
 
@@ -45,13 +45,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from rlm_docs.ingest import ingest
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = console(stderr=True)
     with err.status(f"ingesting into {args.out} …"):
         report = ingest(
             args.sources,
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for w in report.warnings:
         err.print(f"[yellow]warning:[/] {w}", markup=True)
-    out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    out = console()
     state = "written" if report.written else "unchanged"
     out.print(
         f"[bold]{report.path}[/] ({state}): {report.documents} documents, "

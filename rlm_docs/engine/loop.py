@@ -23,7 +23,7 @@ from typing import Any
 
 from rlm_docs.engine import prompts
 from rlm_docs.engine.host_functions import HostFunctions
-from rlm_docs.engine.parsing import find_code_blocks, find_final
+from rlm_docs.engine.parsing import find_code_blocks, find_final, prose
 from rlm_docs.engine.trajectory import Trajectory
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
@@ -422,7 +422,7 @@ class Run:
             return
         _record_reply(record, reply)
         done, value, _ = self._final_value(sb, reply.text)
-        outcome.value = value if done else reply.text.strip()
+        outcome.value = value if done else prose(reply.text)  # no code runs on this turn
         record["final_answer"] = answer_text(outcome.value)
         self._close(record)
         outcome.stop_reason = "forced"

@@ -33,6 +33,12 @@ def _outside_code(reply: str) -> str:
     return _ANY_FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), reply)
 
 
+def prose(reply: str) -> str:
+    """The reply's text outside fenced blocks, stripped: what a forced final turn said in words
+    (a reply that is only a code block says nothing, so it has no answer)."""
+    return _outside_code(reply).strip()
+
+
 def _balanced(text: str, start: int) -> str | None:
     """Text from `start` up to the parenthesis closing the one just before it."""
     depth = 1

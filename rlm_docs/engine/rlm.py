@@ -20,6 +20,7 @@ from rlm_docs.engine.extract import from_structured, heuristic_answer, parse_ans
 from rlm_docs.engine.loop import Outcome, Run, Settings, answer_text
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.trajectory import trajectory_file
+from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.models import Client, make_client
@@ -30,6 +31,15 @@ EXTRACT_CHARS = 50_000
 
 def _client(model: Client | str) -> Client:
     return make_client(model) if isinstance(model, str) else model
+
+
+def _env_client(name: str) -> Client | None:
+    """The client named by environment variable `name` (errors name the variable)."""
+    value = env_value(name)
+    if value is None:
+        return None
+    with blame(name, value):
+        return make_client(value)
 
 
 class RLM:
@@ -63,11 +73,11 @@ class RLM:
         if not 0 < child_share <= 1:
             raise ConfigError(f"child_share must be in (0, 1], got {child_share}")
         self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(corpus)
-        root = _client(model or os.environ.get("RLM_DOCS_MODEL") or "offline")
-        sub = sub_model or os.environ.get("RLM_DOCS_SUB_MODEL")
+        root = _client(model) if model else _env_client("RLM_DOCS_MODEL") or _client("offline")
+        sub = _client(sub_model) if sub_model else _env_client("RLM_DOCS_SUB_MODEL")
         self.settings = Settings(
             client=root,
-            sub_client=_client(sub) if sub else root,
+            sub_client=sub or root,
             prompt=prompt,
             limits=limits,
             child_share=child_share,

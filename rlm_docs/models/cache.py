@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError
 from rlm_docs.models.base import Client, Completion, Usage
 from rlm_docs.resources import home_dir
@@ -71,13 +72,17 @@ _DEFAULT_LOCK = threading.Lock()
 
 def default_cache() -> ResponseCache | None:
     """The shared cache at RLM_DOCS_CACHE (or `home_dir()/cache.sqlite`); None when set to `off`."""
-    setting = os.environ.get("RLM_DOCS_CACHE", "").strip()
-    if setting.lower() == "off":
+    setting = env_value("RLM_DOCS_CACHE")
+    if setting is not None and setting.lower() == "off":
         return None
     path = Path(setting) if setting else home_dir() / "cache.sqlite"
     with _DEFAULT_LOCK:
         if path not in _DEFAULT:
-            _DEFAULT[path] = ResponseCache(path)
+            if setting is None:
+                _DEFAULT[path] = ResponseCache(path)
+            else:
+                with blame("RLM_DOCS_CACHE", setting):
+                    _DEFAULT[path] = ResponseCache(path)
         return _DEFAULT[path]
 
 

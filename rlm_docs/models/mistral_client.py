@@ -21,6 +21,7 @@ from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
 from rlm_docs.models.spec import ModelSpec
 
 ENV_KEY = "MISTRAL_API_KEY"
+DEFAULT_SERVER = "https://api.mistral.ai"
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -71,6 +72,7 @@ class MistralClient:
         self.retry = retry or RetryPolicy()
         self.timeout_s = timeout_s
         self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=self.base_url is not None)
+        self._server = self.base_url or DEFAULT_SERVER  # named in connection errors
         self._sdk = Mistral(
             api_key=self._key,
             server_url=self.base_url,
@@ -95,9 +97,10 @@ class MistralClient:
                 self.spec, exc.status_code, exc.body, exc.headers, self._key, ENV_KEY
             ) from None
         except NoResponseError:
-            raise TransientError("no response") from None
+            raise TransientError(f"no response from {self._server}") from None
         except _TRANSPORT as exc:
-            raise TransientError(f"{type(exc).__name__}: {scrub(str(exc), self._key)}") from None
+            detail = f"{type(exc).__name__}: {scrub(str(exc), self._key)}"
+            raise TransientError(f"cannot reach {self._server}: {detail}") from None
         if not response.choices:
             raise TransientError("malformed response: no choices")
         usage = response.usage

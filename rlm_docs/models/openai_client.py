@@ -77,9 +77,10 @@ class OpenAIClient:
                 self.spec, exc.status_code, exc.body, exc.response.headers, self._key, ENV_KEY
             ) from None
         except openai.APITimeoutError:
-            raise TransientError("timeout") from None
+            raise TransientError(f"timeout waiting for {self._sdk.base_url}") from None
         except openai.APIConnectionError as exc:
-            raise TransientError(f"connection error: {scrub(str(exc), self._key)}") from None
+            detail = scrub(str(exc), self._key).rstrip(".")
+            raise TransientError(f"cannot reach {self._sdk.base_url}: {detail}") from None
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise TransientError(f"malformed response: {type(exc).__name__}") from None
 

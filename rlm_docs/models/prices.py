@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError
 from rlm_docs.models.base import Usage
 
@@ -120,8 +121,13 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
         return prices
     if isinstance(prices, dict):
         return base.merged(_parse_table(prices, "argument"))
-    override = prices or os.environ.get("RLM_DOCS_PRICES")
-    return base.merged(read_price_file(override)) if override else base
+    if prices:
+        return base.merged(read_price_file(prices))
+    override = env_value("RLM_DOCS_PRICES")
+    if override is None:
+        return base
+    with blame("RLM_DOCS_PRICES", override):
+        return base.merged(read_price_file(override))
 
 
 def price_of(client: Any) -> Price | None:

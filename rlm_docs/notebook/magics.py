@@ -23,6 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from rlm_docs.cli.numbers import count, positive_float, positive_int
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.notebook.display import show
@@ -109,9 +110,9 @@ class RlmMagics(Magics):
         "--model",
         help="root model (default: the session's, else RLM_DOCS_MODEL/offline); human: you reply",
     )
-    @argument("--max-steps", type=int, help="root steps budget")
-    @argument("--max-sub-calls", type=int, help="sub-call budget")
-    @argument("--max-cost", type=float, help="dollar budget")
+    @argument("--max-steps", type=positive_int, help="root steps budget")
+    @argument("--max-sub-calls", type=count, help="sub-call budget")
+    @argument("--max-cost", type=positive_float, help="dollar budget")
     @argument("question", nargs="+", help="the question")
     @line_magic
     def rlm_ask(self, line: str) -> None:
