@@ -1,4 +1,4 @@
-"""The three notebooks execute top to bottom (nbclient, a real kernel) on the bundled demo
+"""The notebooks execute top to bottom (nbclient, a real kernel) on the bundled demo
 data, offline, in a scratch working directory with RLM_DOCS_HOME pointed at a temp dir."""
 
 from pathlib import Path
@@ -9,7 +9,7 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ("explore_corpus", "ask_and_inspect", "cost_calibration_study")
+NAMES = ("explore_corpus", "ask_and_inspect", "cost_calibration_study", "decomposition_study")
 
 
 def outputs_text(nb) -> str:
@@ -37,6 +37,9 @@ def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
     monkeypatch.delenv("RLM_DOCS_MODEL", raising=False)
     work = tmp_path / "work"
     work.mkdir()
+    scratch = tmp_path / "tmp"  # tempfile.mkdtemp() in the kernel lands here
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = nbclient.NotebookClient(
         nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(work)}}
@@ -50,6 +53,14 @@ def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
     elif name == "ask_and_inspect":
         assert (work / "trajectory.html").stat().st_size > 10_000
         assert list((work / "logs").glob("*.jsonl"))
+    elif name == "decomposition_study":
+        # Outputs go to a temp dir, never into the working (or repository) directory.
+        assert not list(work.iterdir())
+        assert "image/png" in str([o for c in nb.cells for o in c.get("outputs", [])])
+        (figure,) = scratch.glob("decomposition-study-*/scaling.png")
+        assert figure.stat().st_size > 10_000
+        assert "oolong" in text and "needle" in text and "sub-calls" in text
+        assert "llm_query_batched" in text  # the root's map step, printed from its trajectory
     else:
         for figure in ("calibration", "accuracy_vs_cost", "accuracy_vs_steps"):
             assert (work / "figures" / f"{figure}.png").stat().st_size > 5_000
