@@ -112,8 +112,14 @@ class _SafeFormatter(string.Formatter):
 _FORMATTER = _SafeFormatter()
 
 
+def _is_str_like(obj: Any) -> bool:
+    """A str, or the class of one: `str` itself or any subclass (a sandbox-made `class S(str)`
+    inherits the unguarded `format`, so the class must be caught, not only `str`)."""
+    return isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str))
+
+
 def _safe_str_attr(obj: Any, name: str) -> Callable[..., str]:
-    if obj is str:
+    if isinstance(obj, type):  # unbound: S.format(template, *args)
         if name == "format":
             return lambda template, *args, **kwargs: _FORMATTER.vformat(template, args, kwargs)
         return lambda template, mapping: _FORMATTER.vformat(template, (), mapping)
@@ -135,7 +141,7 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         or (isinstance(obj, _GENERATORS) and name not in _GENERATOR_METHODS)
     ):
         raise _refuse(obj, name)
-    if name in ("format", "format_map") and (obj is str or isinstance(obj, str)):
+    if name in ("format", "format_map") and _is_str_like(obj):
         return _safe_str_attr(obj, name)
     try:
         value = getattr(obj, name)

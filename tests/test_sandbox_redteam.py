@@ -75,6 +75,23 @@ ESCAPES = [
         "getattr('{0.__class__}', S('format'))(1)",
         "TypeError: attribute name must be a string",
     ),
+    # A str subclass's class handed out the raw, unguarded str.format / str.format_map
+    (
+        "str_subclass_class_format",
+        "class S(str):\n    pass\ndef f():\n    pass\nS.format('{0.__globals__}', f)",
+        "is not allowed in the sandbox",
+    ),
+    (
+        "str_subclass_class_format_map",
+        "class S(str):\n    pass\nclass T(S):\n    pass\ndef f():\n    pass\n"
+        "getattr(T, 'format_map')('{x.__globals__}', {'x': f})",
+        "is not allowed in the sandbox",
+    ),
+    (
+        "str_subclass_instance_type_format",
+        "class S(str):\n    pass\ndef f():\n    pass\ntype(S('a')).format('{0.__code__}', f)",
+        "is not allowed in the sandbox",
+    ),
     # A4: `from PKG import SUB` fell back to the real sys.modules entry
     ("from_json_import_decoder", "from json import decoder\ndecoder", "cannot import name"),
     ("from_collections_import_abc", "from collections import abc\nabc", "cannot import name"),

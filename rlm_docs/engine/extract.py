@@ -3,6 +3,10 @@
 MADQA formats an RLM's free-text response with a separate extraction call. We first try a
 deterministic parse (the model already gave JSON, a dict, or a list), and only call the
 `extract` role when that fails, so structured answers cost nothing extra.
+
+Every parser here reads model text of any size, so each runs in linear time: fenced blocks are
+found with `str.find`, and the citation pattern can only start at the beginning of a word and
+has no two adjacent quantifiers that could share the same characters.
 """
 
 import json
@@ -10,11 +14,10 @@ import re
 from typing import Any
 
 _CITE = re.compile(
-    r"(?P<file>[A-Za-z0-9][\w.\-]*?)(?:\.pdf|\.md|\.txt)?\s*[,;:]?\s*\(?\s*"
-    r"(?:pages?|p\.|pp\.)\s*(?P<page>\d{1,5})",
+    r"(?<![\w.\-])(?P<file>[A-Za-z0-9][\w.\-]*?)(?:\.pdf|\.md|\.txt)?"
+    r"\s*(?:[,;:]\s*)?(?:\(\s*)?(?:pages?|p\.|pp\.)\s*(?P<page>\d{1,5})",
     re.IGNORECASE,
 )
-_JSON_BLOCK = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 
 def _as_list(value: Any) -> list[str]:
@@ -45,9 +48,25 @@ def from_structured(value: Any) -> tuple[list[str], list[dict[str, Any]]] | None
     return None
 
 
+def _json_blocks(text: str) -> list[str]:
+    """Bodies of ``` and ```json fenced blocks, in order (one linear scan)."""
+    found, pos = [], 0
+    while (start := text.find("```", pos)) >= 0:
+        eol = text.find("\n", start + 3)
+        if eol < 0:
+            break
+        close = text.find("```", eol + 1)
+        if close < 0:
+            break
+        if text[start + 3 : eol].strip().lower() in ("", "json"):
+            found.append(text[eol + 1 : close])
+        pos = close + 3
+    return found
+
+
 def _json_candidates(text: str) -> list[str]:
     stripped = text.strip()
-    found = [m.group(1) for m in _JSON_BLOCK.finditer(text)]
+    found = _json_blocks(text)
     if stripped[:1] in "[{":
         found.append(stripped)
     start, end = stripped.find("{"), stripped.rfind("}")
@@ -61,7 +80,7 @@ def parse_answer(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
     for candidate in _json_candidates(text):
         try:
             parsed = from_structured(json.loads(candidate))
-        except (json.JSONDecodeError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # RecursionError: nested too deeply
             continue
         if parsed is not None:
             return parsed

@@ -286,17 +286,19 @@ class Run:
 
     def _final_value(self, sb: Sandbox, reply: str) -> tuple[bool, Any, str | None]:
         """(done, value, problem): the answer dict wins, then FINAL_VAR / FINAL outside code."""
+        problem = None
         try:
             answer = sb.get("answer")
         except KeyError:
             answer = None
         except ValueError as exc:  # e.g. nested too deeply to copy
-            return False, None, f"`answer` cannot be read ({exc}); use plain strings and lists."
+            answer = None
+            problem = f"`answer` cannot be read ({exc}); use plain strings and lists."
         if isinstance(answer, dict) and answer.get("ready"):
             return True, answer.get("content"), None
         final = find_final(reply)
         if final is None:
-            return False, None, None
+            return False, None, problem
         if final.kind == "text":
             return True, final.value, None
         try:

@@ -22,7 +22,9 @@ from rlm_docs.eval.anls import anls_star
 
 _PHRASES = ("more common", "less common", "same frequency")
 _PAIR = re.compile(r"\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)")
-_BIG_NUMBER = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])|\d{5,}")
+# A grouped number may not start right after a comma, so a long "1,111,111,..." run is tried
+# from its first digit only (linear, not quadratic, on model text).
+_BIG_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])|\d{5,}")
 
 
 def oolong_candidate(response: str) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 
 from rlm_docs.engine.extract import heuristic_answer, parse_answer
 
-_SEARCH = re.compile(r"^\s*SEARCH:\s*(.+?)\s*$", re.MULTILINE)
+# Linear on any reply: anchored at a line start, no quantifier may cross a line.
+_SEARCH = re.compile(r"^[ \t]*SEARCH:[ \t]*(\S.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
