@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rlm_docs.eval.kuiper import kuiper, kuiper_bootstrap  # noqa: E402
+from rlm_docs.eval.effort import kuiper, kuiper_bootstrap  # noqa: E402
 from rlm_docs.eval.runner import EvalSettings, run_eval  # noqa: E402
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model  # noqa: E402
 from tests.servers.chat import ChatServer  # noqa: E402

@@ -22,8 +22,25 @@ def _check_int(value: Any, what: str) -> int:
     return value
 
 
-def make_helpers(corpus: Corpus) -> dict[str, Callable[..., Any]]:
-    """`files page pages search grep locate toc read_section` bound to `corpus`."""
+class ReadLog(list):
+    """`[[doc, page], ...]` of the pages read with `page`/`pages`/`read_section`, in first-read
+    order without repeats: the evidence a run falls back on when the model cites nothing. It is
+    kept by the helpers themselves, so no wrapper in the namespace can be lost or shadowed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, int]] = set()
+
+    def add(self, doc: str, number: int) -> None:
+        if (doc, number) not in self._seen:
+            self._seen.add((doc, number))
+            self.append([doc, number])
+
+
+def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Callable[..., Any]]:
+    """`files page pages search grep locate toc read_section` bound to `corpus`; pages read are
+    recorded in `reads` when given."""
+    log = reads if reads is not None else ReadLog()
 
     def files() -> list[dict[str, Any]]:
         """Every document: `[{name, pages, tokens}]` in corpus order."""
@@ -33,11 +50,17 @@ def make_helpers(corpus: Corpus) -> dict[str, Callable[..., Any]]:
 
     def page(doc: str, n: int) -> str:
         """Text of page `n` (1-based) of `doc`."""
-        return corpus.page(doc, _check_int(n, "page number"))
+        text = corpus.page(doc, _check_int(n, "page number"))
+        log.add(_resolve(doc), n)
+        return text
 
     def pages(doc: str, start: int, end: int) -> list[str]:
         """Texts of pages `start`..`end` (inclusive, 1-based) of `doc`."""
-        return corpus.pages(doc, _check_int(start, "start"), _check_int(end, "end"))
+        texts = corpus.pages(doc, _check_int(start, "start"), _check_int(end, "end"))
+        name = _resolve(doc)
+        for number in range(start, start + len(texts)):
+            log.add(name, number)
+        return texts
 
     def search(query: str, k: int = 5, doc: str | None = None) -> list[dict[str, Any]]:
         """Top-`k` pages by BM25: `[{file, page, score, snippet}]`, optionally within `doc`."""
@@ -102,7 +125,11 @@ def make_helpers(corpus: Corpus) -> dict[str, Callable[..., Any]]:
         doc: str, section: str | int, start: int = 0, end: int | None = None
     ) -> list[dict[str, Any]]:
         """Paragraphs `start:end` of a section (id from `toc(doc)` or part of its title)."""
-        return sections.read_section(corpus, _resolve(doc), section, start, end)
+        name = _resolve(doc)
+        paras = sections.read_section(corpus, name, section, start, end)
+        for para in paras:
+            log.add(name, para["page"])
+        return paras
 
     return {
         "files": files,

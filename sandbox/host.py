@@ -15,7 +15,7 @@ import signal
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -95,9 +95,11 @@ class Sandbox:
     exception they raise reappears in the sandbox with the same class name (`BudgetExceeded`
     and `CorpusError` are pre-bound so code can catch them). Time spent inside host functions
     does not count toward `Limits.wall_s`. With a `corpus` (a store directory), the namespace
-    also has `context`, `corpus` and the helpers of `sandbox.helpers`. Names bound by the
-    sandbox (helpers, host functions, `context`) are restored after every cell, so model code
-    cannot shadow them for later cells; `set()` is the way to change one.
+    also has `context`, `corpus`, `pages_read` and the helpers of `sandbox.helpers`; `names`
+    limits those corpus-side names to the ones given (a prompt binds only what it introduces).
+    A name the sandbox bound (helper, host function, `context`) that model code deletes is
+    restored after the cell; one it rebinds becomes the model's own variable and is never
+    overwritten (a model that calls its list `pages` keeps it).
     """
 
     def __init__(
@@ -105,8 +107,10 @@ class Sandbox:
         limits: Limits | None = None,
         corpus: str | os.PathLike | None = None,
         functions: Mapping[str, Callable[..., Any]] | None = None,
+        names: Collection[str] | None = None,
     ) -> None:
         self.limits = limits or Limits()
+        self.names = None if names is None else sorted(names)
         self.corpus = None if corpus is None else Path(corpus)
         self.functions = dict(functions or {})
         for name, fn in self.functions.items():
@@ -135,6 +139,7 @@ class Sandbox:
         from_worker_r, from_worker_w = os.pipe()
         request = {
             "functions": sorted(self.functions),
+            "names": self.names,
             "limits": asdict(self.limits),
             "workdir": workdir,
         }

@@ -141,9 +141,15 @@ class Worker:
         self.sources: dict[str, list[str]] = {}
         self.cells = 0
         self.output = Output(self.output_limit)
+        names = request.get("names")
+        corpus_names = {
+            name: value
+            for name, value in preloaded["corpus"].items()
+            if names is None or name in names
+        }
         self.scaffold: dict[str, Any] = {
             **channel.exceptions,
-            **preloaded["corpus"],
+            **corpus_names,
             "SHOW_VARS": _plain(self.user_variables, "SHOW_VARS"),
         }
         for name in request.get("functions", []):  # host functions win over same-named helpers
@@ -201,9 +207,13 @@ class Worker:
         self.namespace[name] = value
 
     def _restore_scaffold(self) -> None:
-        for name, value in self.scaffold.items():
-            if self.namespace.get(name) is not value:
+        """A sandbox name the cell deleted comes back; one it rebound is the model's variable
+        from now on (never overwritten behind its back, and listed by `SHOW_VARS`)."""
+        for name, value in list(self.scaffold.items()):
+            if name not in self.namespace:
                 self.namespace[name] = value
+            elif self.namespace[name] is not value:
+                del self.scaffold[name]
 
     def user_variables(self) -> dict[str, str]:
         """`{name: short description}` of the variables the code defined (`SHOW_VARS()` in a

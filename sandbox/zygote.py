@@ -53,7 +53,7 @@ def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> dict[str, A
 
     loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
     from rlm_docs.corpus import Corpus
-    from sandbox.helpers import facade, make_helpers
+    from sandbox.helpers import ReadLog, facade, make_helpers
 
     phases.mark("corpus_imports")
     try:
@@ -61,11 +61,12 @@ def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> dict[str, A
     except OSError as exc:
         raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
     corpus.search("warm up", k=0)  # opens the memory-mapped index now
-    helpers = make_helpers(corpus)
+    reads = ReadLog()  # each forked worker gets its own (copy-on-write) log
+    helpers = make_helpers(corpus, reads)
     phases.mark("corpus_load")
     context = loader.result(corpus.render)
     phases.mark("context")
-    return {"context": context, "corpus": facade(helpers), **helpers}
+    return {"context": context, "corpus": facade(helpers), "pages_read": reads, **helpers}
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:

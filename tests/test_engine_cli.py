@@ -83,3 +83,28 @@ def test_ask_verbose_shows_each_turn_on_stderr(store, tmp_path, capsys):
     assert err.index("── turn 1") < err.index("print('looking')") < err.index("ZeroDivisionError")
     assert err.index("ZeroDivisionError") < err.index("── turn 2") < err.index("final:")
     assert "Answer: $412 million" in captured.out and "── turn" not in captured.out
+
+
+def test_ask_timeout_flag_sets_the_http_timeout_and_rejects_nonsense(
+    store, tmp_path, capsys, monkeypatch
+):
+    import os
+
+    from tests.servers.chat import ChatServer
+
+    monkeypatch.delenv("RLM_DOCS_TIMEOUT", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
+    assert main(["ask", "q", "--corpus", str(store), "--timeout", "0"]) == 2
+    assert "--timeout" in capsys.readouterr().err
+    with ChatServer(reply=lambda m: "FINAL(fast)", api_key="sk-test-key") as srv:
+        srv.delay(1.5)
+        args = ["ask", "q", "--corpus", str(store), "--log-dir", str(tmp_path), "--json"]
+        model = ["--model", f"openai:m@{srv.base_url}"]
+        try:
+            assert main([*args, *model, "--timeout", "0.4", "--max-steps", "1"]) == 0
+        finally:
+            os.environ.pop("RLM_DOCS_TIMEOUT", None)
+        # the delayed first request timed out at 0.4 s and was retried (so the server saw 2)
+        assert len(srv.requests) >= 2
+    capsys.readouterr()

@@ -78,3 +78,12 @@ def test_validate_and_fallback_against_corpus():
     )
     assert with_fallback(corpus, [], [], read)[::2] == ([{"file": "alpha", "page": 1}], "read")
     assert with_fallback(corpus, [], [], [])[::2] == ([], "none")
+
+
+def test_an_unclosed_last_code_block_still_runs():
+    assert find_code_blocks("Let me look.\n```repl\nx = 1\nprint(x)\n") == ["x = 1\nprint(x)"]
+    closed_then_open = "```repl\na = 1\n```\ntext\n```python\nb = 2"
+    assert find_code_blocks(closed_then_open) == ["a = 1", "b = 2"]
+    # an unclosed block of another language is not code; an empty open block runs nothing
+    assert find_code_blocks("```json\n{}\n") == []
+    assert find_code_blocks("```repl\n\n") == []

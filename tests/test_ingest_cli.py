@@ -49,3 +49,22 @@ def test_ingest_forced_format(tmp_path: Path, capsys) -> None:
     assert "--format" in capsys.readouterr().err
     assert main(["ingest", str(src), "--out", str(tmp_path / "s"), "--format", "pages"]) == 0
     assert Corpus.load(tmp_path / "s").pages("pages", 1, 2) == ["one", "two"]
+
+
+def test_ingest_warns_on_identical_documents_naming_both(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    filing = (FIX / "filing.txt").read_text()
+    (src / "AMCOR_2022_8K_2022-04-26.txt").write_text(filing)
+    (src / "AMCOR_2022_8K_dated-2022-04-26.txt").write_text(filing)
+    (src / "other.txt").write_text(filing.replace("\f", "\f\f", 1))  # same text, other pages
+    assert main(["ingest", str(src), "--out", str(tmp_path / "store")]) == 0
+    err = capsys.readouterr().err
+    dup = [line for line in err.splitlines() if "identical content" in line]
+    assert len(dup) == 1
+    assert "AMCOR_2022_8K_2022-04-26, AMCOR_2022_8K_dated-2022-04-26" in dup[0]
+    assert "other" not in dup[0]
+    # both copies stay in the store, and the warning is kept in its manifest
+    corpus = Corpus.load(tmp_path / "store")
+    assert len(corpus) == 3
+    assert any("identical content" in w for w in corpus.manifest["warnings"])

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from rlm_docs.eval.kuiper import effort_correlations, kuiper, kuiper_bootstrap, wasted_effort_ratio
+from rlm_docs.eval.effort import effort_correlations, kuiper, kuiper_bootstrap, wasted_effort_ratio
 
 
 def test_four_items_hand_computed():
@@ -72,3 +72,11 @@ def test_wasted_effort_ratio_by_hand():
     assert wasted_effort_ratio(effort, correct) == pytest.approx(7.5 / 3)
     assert math.isnan(wasted_effort_ratio([1, 2], [1, 1]))  # no wrong answers
     assert math.isnan(wasted_effort_ratio([], []))
+
+
+def test_package_exports_the_functions_not_the_module():
+    import rlm_docs.eval as ev
+    from rlm_docs.eval import kuiper as exported
+
+    assert callable(exported) and exported is kuiper
+    assert ev.wasted_effort_ratio is wasted_effort_ratio

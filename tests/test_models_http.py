@@ -226,3 +226,25 @@ def test_request_params_adapt_to_official_reasoning_models() -> None:
     local = request_params("gpt-5-mini", MSGS, 0.0, 100, official=False)
     assert local["temperature"] == 0.0 and local["max_tokens"] == 100
     assert "max_tokens" not in request_params("o4-mini", MSGS, 0.0, None, official=True)
+
+
+def test_timeout_comes_from_rlm_docs_timeout_when_not_given(
+    server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.delay(1.0)
+    monkeypatch.setenv("RLM_DOCS_TIMEOUT", "0.3")
+    c = client_for(server, timeout_s=None).complete(MSGS)
+    assert c.attempts >= 2  # the first request outlived the 0.3 s timeout and was retried
+    server.delay(1.0)
+    monkeypatch.setenv("RLM_DOCS_TIMEOUT", "5")
+    assert client_for(server, timeout_s=None).complete(MSGS).attempts == 1
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "soon", "inf"])
+def test_invalid_rlm_docs_timeout_is_a_config_error_naming_it(
+    bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("RLM_DOCS_TIMEOUT", bad)
+    with pytest.raises(ConfigError, match="RLM_DOCS_TIMEOUT"):
+        make_client("openai:gpt-4o-mini@http://127.0.0.1:9/v1", cache=False)

@@ -159,9 +159,12 @@ def test_host_functions_expose_nothing(sb):
     assert "'__self__'" in sb.run("getattr(service_lookup, '__self__', None)").error
 
 
-def test_rebinding_scaffold_names_lasts_one_cell(sb):
+def test_rebinding_a_sandbox_name_is_the_models_choice_deleting_it_restores_it(sb):
     assert sb.run("llm_query = lambda p: 'fake'\nllm_query('x')").stdout == "'fake'\n"
-    assert sb.run("llm_query('x')").stdout == "'echo: x'\n"
+    assert sb.run("llm_query('x')").stdout == "'fake'\n"
+    assert "llm_query" in sb.variables()
+    sb.run("del service_lookup")
+    assert sb.run("service_lookup('k')").stdout == "'value of k'\n"
 
 
 def test_os_layers_are_reported(sb):

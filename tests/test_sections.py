@@ -56,9 +56,9 @@ def test_plain_text_uses_item_and_caps_lines():
     titles = [(e["title"], e["level"]) for e in entries]
     assert titles == [
         ("PART II", 1),
-        ("Item 7. Management's Discussion and Analysis", 1),
-        ("RESULTS OF OPERATIONS", 2),
-        ("Item 8. Financial Statements", 1),
+        ("Item 7. Management's Discussion and Analysis", 2),
+        ("RESULTS OF OPERATIONS", 3),
+        ("Item 8. Financial Statements", 2),
     ]
     paras = section_paragraphs(pages, "item 7")
     assert [p["text"] for p in paras][-1] == "Net income was $4.6 billion."
@@ -90,3 +90,59 @@ def test_corpus_toc_read_section_slices_and_errors():
         read_section(corpus, "report", "nope")
     with pytest.raises(CorpusError, match="missing"):
         toc(corpus, "missing")
+
+
+def test_running_page_headers_do_not_cut_a_section_at_the_page_break():
+    header = "Table of Contents\nACME INC.\nNOTES TO FINANCIAL STATEMENTS (continued)\n\n"
+    pages = [
+        header + "NOTE 10 - LEASES\n\nLeases are operating leases.",
+        header + "NOTE 11 - INCOME TAXES\n\nThe effective tax rate was 21%.",
+        header + "The rate benefited from a settlement.\n\nNOTE 12 - DEBT\n\nNo debt.",
+    ]
+    entries = outline(pages)
+    assert [e["title"] for e in entries] == [
+        "NOTE 10 - LEASES",
+        "NOTE 11 - INCOME TAXES",
+        "NOTE 12 - DEBT",
+    ]
+    note = next(e for e in entries if e["title"].startswith("NOTE 11"))
+    assert (note["page_start"], note["page_end"]) == (2, 3)
+    texts = [p["text"] for p in section_paragraphs(pages, "income taxes")]
+    assert texts[-1] == "The rate benefited from a settlement."
+    assert "No debt." not in texts
+
+
+def test_toc_skips_sec_cover_page_boilerplate():
+    cover = (
+        "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\n\nFORM 10-K\n\n"
+        "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d)\n\nACME INC.\n"
+    )
+    pages = [cover, "PART I\n\nItem 1. Business\n\nWe make widgets."]
+    titles = [e["title"] for e in outline(pages)]
+    assert titles == ["ACME INC.", "PART I", "Item 1. Business"]
+
+
+def test_a_group_heading_holds_its_group():
+    pages = [
+        "## Risk Factors\n\n### Risks Related to Our Business\n\n### We face competition\n\n"
+        "Competitors are many.\n\n### We depend on suppliers\n\nSuppliers may fail.",
+        "### Risks Related to Regulation\n\n### Laws may change\n\nNew laws may hurt us.",
+    ]
+    entries = outline(pages)
+    group = next(e for e in entries if e["title"] == "Risks Related to Our Business")
+    assert (group["page_start"], group["page_end"]) == (1, 1)
+    texts = [p["text"] for p in section_paragraphs(pages, "Risks Related to Our Business")]
+    assert texts == [
+        "### Risks Related to Our Business",
+        "### We face competition",
+        "Competitors are many.",
+        "### We depend on suppliers",
+        "Suppliers may fail.",
+    ]
+    # an ordinary heading still ends at the next heading of its level
+    assert [p["text"] for p in section_paragraphs(pages, "We face competition")] == [
+        "### We face competition",
+        "Competitors are many.",
+    ]
+    # and the level above holds everything
+    assert len(section_paragraphs(pages, "Risk Factors")) == 9

@@ -46,6 +46,30 @@ def budget_from_args(args: argparse.Namespace) -> Any:
     return Budget(**{k: v for k, v in given.items() if v is not None})
 
 
+def add_timeout_arg(parser: argparse.ArgumentParser) -> None:
+    """`--timeout SECONDS` for every HTTP model request (root, sub-model, judge)."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per HTTP request to a model before it is retried "
+        "(default: RLM_DOCS_TIMEOUT or 120; raise it for slow local servers and reasoning models)",
+    )
+
+
+def apply_timeout(args: argparse.Namespace) -> None:
+    """Make `--timeout` the process's default (`make_client` reads RLM_DOCS_TIMEOUT), so every
+    client this command builds uses it; ConfigError for a non-positive value."""
+    from rlm_docs.errors import ConfigError
+    from rlm_docs.models.factory import TIMEOUT_ENV
+
+    if args.timeout is None:
+        return
+    if not (args.timeout > 0 and args.timeout != float("inf")):
+        raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    os.environ[TIMEOUT_ENV] = repr(args.timeout)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "ask",
@@ -65,7 +89,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sub-model", help="model for llm_query (default: RLM_DOCS_SUB_MODEL or the root model)"
     )
-    p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
+    p.add_argument(
+        "--prompt",
+        choices=("docs", "madqa"),
+        default="docs",
+        help="root prompt: docs (default: corpus helpers, answer dict, cite) or madqa (MADQA's "
+        "prompt: only `context` and sub-calls). `eval` defaults to madqa instead",
+    )
     p.add_argument(
         "--log-dir",
         metavar="DIR",
@@ -78,6 +108,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="show each turn as it ends (model code, REPL output, sub-calls) on stderr",
     )
+    add_timeout_arg(p)
     add_budget_args(p)
     p.set_defaults(func=run, needs_home=True)
 
@@ -88,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.output_paths import check_output_dir
 
     log_dir = check_output_dir(args.log_dir or home_dir() / "runs", "--log-dir")
+    apply_timeout(args)
     budget = budget_from_args(args)
     rlm = RLM(
         resolve_store(args.corpus),

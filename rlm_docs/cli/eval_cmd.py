@@ -8,7 +8,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.ask_cmd import add_budget_args, add_timeout_arg, apply_timeout, budget_from_args
 from rlm_docs.cli.interrupt import Interrupted
 from rlm_docs.cli.numbers import fraction, positive_int
 
@@ -41,7 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--limit", type=positive_int, help="only the first N questions")
     p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
-    p.add_argument("--prompt", choices=("docs", "madqa"), default="madqa", help="rlm root prompt")
+    p.add_argument(
+        "--prompt",
+        choices=("docs", "madqa"),
+        default="madqa",
+        help="rlm root prompt (default madqa, unlike `ask`, whose default is docs: eval "
+        "reproduces MADQA's protocol unless told otherwise; docs is the helper prompt)",
+    )
     p.add_argument(
         "--top-k", type=positive_int, default=5, help="pages per search, baselines (default 5)"
     )
@@ -55,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--judge-specificity", type=fraction, default=1.0, help="for Rogan-Gladen (default 1.0)"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_timeout_arg(p)
     add_budget_args(p)
     p.set_defaults(func=run, needs_home=True)
 
@@ -90,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
+    apply_timeout(args)
     person = _is_human(args.model) or _is_human(args.sub_model)
     settings = EvalSettings(
         dataset=Path(args.dataset),

@@ -3,25 +3,45 @@
 Long filings are easier to navigate by section than by page, so the REPL offers `toc(doc)` and
 `read_section(doc, section)`. Sections come from markdown headings (`#`..`######`) across pages.
 Plain pdftotext text has no markdown, so headings are then taken from SEC-style lines
-(`PART II`, `Item 7.`) and short ALL-CAPS lines; a document with no heading at all gets one
-pseudo-section per page. A section runs from its heading to the next heading of the same or a
-higher level, so it includes its subsections. Paragraphs are blank-line-separated blocks, each
-with the 1-based page it starts on.
+(`PART II` level 1, `Item 7.` level 2) and short ALL-CAPS lines (level 3); a document with no heading at all gets one
+pseudo-section per page. Plain-text cues are noisy, so two kinds of capital lines are not
+headings: SEC cover-page boilerplate (`UNITED STATES`, `SECURITIES AND EXCHANGE COMMISSION`,
+`FORM 10-K`, ...) and running page headers (a line such as `ADOBE INC.` near the top of three or
+more pages), which would otherwise cut every section at the next page break.
+
+A section runs from its heading to the next heading of the same or a higher level, so it
+includes its subsections and continues across page breaks. A *group* heading (one followed
+directly by a heading of its own level, with no text between, like `Risks Related to Our
+Business` over its risk factors) runs to the next group heading of its level or a higher
+heading, so it holds its group instead of only its own line. Paragraphs are blank-line-separated
+blocks, each with the 1-based page it starts on.
 
 The outline of a document is cached (per corpus path and document); page text is not.
 """
 
 import re
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from rlm_docs.errors import CorpusError
 
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-_SEC_HEADING = re.compile(r"^\s*(PART\s+[IVX]+\b.*|ITEM\s+\d+[A-Z]?\s*[.:].*)$", re.IGNORECASE)
+_PART_HEADING = re.compile(r"^\s*PART\s+[IVX]+\b.*$", re.IGNORECASE)
+_ITEM_HEADING = re.compile(r"^\s*ITEM\s+\d+[A-Z]?\s*[.:].*$", re.IGNORECASE)
 _MARKUP = re.compile(r"</?[a-z][^>]*>|[*_`]+")
+_BOILERPLATE = re.compile(
+    r"^(?:UNITED STATES|SECURITIES AND EXCHANGE COMMISSION|WASHINGTON,? D\.? ?C\.?.*|"
+    r"FORM \d+-?[A-Z]+.*|(?:ANNUAL|QUARTERLY|TRANSITION|CURRENT) REPORT.*|"
+    r"COMMISSION FILE NUMBER.*|SECURITIES REGISTERED PURSUANT.*|\(?MARK ONE\)?|"
+    r"DOCUMENTS INCORPORATED BY REFERENCE|TABLE OF CONTENTS|INDEX)$",
+    re.IGNORECASE,
+)
+# A plain heading seen within this many lines of the top of at least RUNNING_PAGES pages is a
+# running page header.
+RUNNING_LINES = 8
+RUNNING_PAGES = 3
 _CACHE_SIZE = 64
 
 
@@ -43,6 +63,12 @@ class Heading:
     page: int
     line: int
     top: bool
+    group: bool = False
+
+    @property
+    def rank(self) -> float:
+        """Nesting rank: a group heading sits half a level above its own level's headings."""
+        return self.level - 0.5 if self.group else self.level
 
 
 def _clean(title: str) -> str:
@@ -59,22 +85,72 @@ def _caps_heading(line: str) -> bool:
     return len(letters) >= 4 and all(c.isupper() for c in letters) and digits <= 2
 
 
-def find_headings(pages: list[str]) -> list[Heading]:
-    """Headings of a document given as page strings (markdown first, else plain-text cues)."""
-    markdown: list[Heading] = []
-    plain: list[Heading] = []
+def _running_titles(plain: list[Heading]) -> set[str]:
+    """Titles of plain headings that recur near the top of many pages (page headers)."""
+    pages: dict[str, set[int]] = {}
+    for h in plain:
+        if h.line < RUNNING_LINES:
+            pages.setdefault(h.title.upper(), set()).add(h.page)
+    return {title for title, seen in pages.items() if len(seen) >= RUNNING_PAGES}
+
+
+def _mark_groups(heads: list[Heading], body_after: list[bool]) -> list[Heading]:
+    """Flag group headings: directly followed (no body text between) by one of their level."""
+    out = []
+    for i, head in enumerate(heads):
+        nxt = heads[i + 1] if i + 1 < len(heads) else None
+        group = nxt is not None and nxt.level == head.level and not body_after[i]
+        out.append(replace(head, group=group) if group else head)
+    return out
+
+
+def _lines(pages: list[str], markdown: bool) -> Iterator[tuple[Heading | None, bool]]:
+    """Per line: the heading it is (markdown, or plain-text cues) or None, and whether it has
+    text."""
     for pno, text in enumerate(pages, start=1):
         top = True
         for lno, line in enumerate(text.splitlines()):
-            md = _MD_HEADING.match(line)
+            head = None
+            md = _MD_HEADING.match(line) if markdown else None
             if md and _clean(md.group(2)):
-                markdown.append(Heading(_clean(md.group(2)), len(md.group(1)), pno, lno, top))
-            elif _SEC_HEADING.match(line) and len(line.strip()) <= 100:
-                plain.append(Heading(_clean(line), 1, pno, lno, top))
+                head = Heading(_clean(md.group(2)), len(md.group(1)), pno, lno, top)
+            elif markdown:
+                pass
+            elif _PART_HEADING.match(line) and len(line.strip()) <= 100:
+                head = Heading(_clean(line), 1, pno, lno, top)
+            elif _ITEM_HEADING.match(line) and len(line.strip()) <= 100:
+                head = Heading(_clean(line), 2, pno, lno, top)
             elif _caps_heading(line):
-                plain.append(Heading(_clean(line), 2, pno, lno, top))
+                head = Heading(_clean(line), 3, pno, lno, top)
+            yield head, bool(line.strip())
             top = top and not line.strip()
-    return markdown or plain
+
+
+def _scan(pages: list[str], markdown: bool) -> list[Heading]:
+    """Headings in order (plain-text ones without boilerplate and running headers), with group
+    headings flagged."""
+    lines = list(_lines(pages, markdown))
+    skip = set() if markdown else _running_titles([h for h, _ in lines if h is not None])
+    heads: list[Heading] = []
+    body: list[bool] = []  # whether text follows each heading before the next one
+    for head, has_text in lines:
+        if head is None:
+            if has_text and body:
+                body[-1] = True
+        elif markdown or not (head.title.upper() in skip or _BOILERPLATE.match(head.title)):
+            heads.append(head)
+            body.append(False)
+    return _mark_groups(heads, body)
+
+
+def find_headings(pages: list[str]) -> list[Heading]:
+    """Headings of a document given as page strings (markdown first, else plain-text cues)."""
+    has_markdown = any(
+        _MD_HEADING.match(line) and _clean(_MD_HEADING.match(line).group(2))
+        for text in pages
+        for line in text.splitlines()
+    )
+    return _scan(pages, markdown=has_markdown)
 
 
 def outline(pages: list[str], heads: list[Heading] | None = None) -> list[dict[str, Any]]:
@@ -89,7 +165,7 @@ def outline(pages: list[str], heads: list[Heading] | None = None) -> list[dict[s
     for i, head in enumerate(heads):
         end_page = len(pages)
         for nxt in heads[i + 1 :]:
-            if nxt.level <= head.level:
+            if nxt.rank <= head.rank:
                 end_page = max(head.page, nxt.page - 1) if nxt.top else nxt.page
                 break
         entries.append(
@@ -109,7 +185,7 @@ def _span(
 ) -> list[tuple[int, str]]:
     """(page, line) pairs from heading `index` up to the next heading of its level or above."""
     head = heads[index]
-    stop = next((h for h in heads[index + 1 :] if h.level <= head.level), None)
+    stop = next((h for h in heads[index + 1 :] if h.rank <= head.rank), None)
     lines: list[tuple[int, str]] = []
     last_page = num_pages
     if stop is not None:

@@ -31,29 +31,6 @@ from rlm_docs.models import Client, Completion
 from sandbox import Limits, Sandbox
 
 EMPTY_ANSWER = {"content": "", "ready": False}
-# Runs in the worker after start (and after a restart): wraps the page readers so the pages
-# model code reads are recorded in `pages_read`, the evidence used when nothing is cited.
-TRACK_READS = """
-pages_read = []
-def make_tracked(page_fn, pages_fn, section_fn, log):
-    def page(doc, n):
-        text = page_fn(doc, n)
-        log.append([doc, n])
-        return text
-    def pages(doc, start, end):
-        texts = pages_fn(doc, start, end)
-        log.extend([doc, start + i] for i in range(len(texts)))
-        return texts
-    def read_section(doc, section, start=0, end=None):
-        paras = section_fn(doc, section, start, end)
-        for p in paras:
-            if [doc, p["page"]] not in log:
-                log.append([doc, p["page"]])
-        return paras
-    return page, pages, read_section
-page, pages, read_section = make_tracked(page, pages, read_section, pages_read)
-del make_tracked
-"""
 
 
 @dataclass
@@ -237,14 +214,15 @@ class Run:
 
     # -- the loop -----------------------------------------------------------------------------
 
+    def _binds(self, name: str) -> bool:
+        return prompts.binds(self.s.prompt, name)
+
     def _prepare(self, sb: Sandbox) -> None:
+        """Bind the run's own names (at start and after a restart, never between cells)."""
         if self.context is not None:
             sb.set("context", self.context)
-        sb.set("answer", dict(EMPTY_ANSWER))
-        if self.store is not None:
-            setup = sb.run(TRACK_READS)
-            if setup.error:
-                raise RuntimeError(f"sandbox setup failed: {setup.error}")
+        if self._binds("answer"):
+            sb.set("answer", dict(EMPTY_ANSWER))
 
     @staticmethod
     def _pages_read(sb: Sandbox) -> list[dict[str, Any]]:
@@ -288,7 +266,7 @@ class Run:
         """(done, value, problem): the answer dict wins, then FINAL_VAR / FINAL outside code."""
         problem = None
         try:
-            answer = sb.get("answer")
+            answer = sb.get("answer") if self._binds("answer") else None
         except KeyError:
             answer = None
         except ValueError as exc:  # e.g. nested too deeply to copy
@@ -322,8 +300,10 @@ class Run:
         """Run the loop to an answer; never raises for model-side or budget failures."""
         outcome = Outcome(trajectory=self.traj)
         try:
+            functions = {k: f for k, f in self.host.functions().items() if self._binds(k)}
+            names = prompts.PROMPT_NAMES[self.s.prompt]
             with Sandbox(
-                limits=self.s.limits, corpus=self.store, functions=self.host.functions()
+                limits=self.s.limits, corpus=self.store, functions=functions, names=names
             ) as sb:
                 self._prepare(sb)
                 self._loop(sb, outcome)

@@ -1,7 +1,9 @@
 """Reading a root-model reply: REPL code blocks and the FINAL(...) / FINAL_VAR(name) protocol.
 
 Code runs from ```repl fences (the rlms/MADQA convention) and ```python / ```py fences (what
-models write anyway), in the order they appear. FINAL markers count only outside code and at the
+models write anyway), in the order they appear. A reply whose last such block lacks its closing
+fence (the model ran out of tokens, or simply stopped) still runs that block: the code up to the
+end of the reply is what the model meant to execute. FINAL markers count only outside code and at the
 start of a line, so a model that writes `print("FINAL(...)")` in code or says "I will call
 FINAL(...) later" mid-sentence does not end the run by accident.
 """
@@ -10,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```[ \t]*(repl|python|py)[ \t]*\n(.*?)(?:\n[ \t]*)?```", re.DOTALL)
+_OPEN = re.compile(r"```[ \t]*(?:repl|python|py)[ \t]*\n")
 _ANY_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _FINAL_VAR = re.compile(r"^[ \t]*FINAL_VAR\(\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?\s*\)", re.M)
 _FINAL = re.compile(r"^[ \t]*FINAL\(", re.M)
@@ -24,8 +27,20 @@ class Final:
 
 
 def find_code_blocks(reply: str) -> list[str]:
-    """Code of every ```repl / ```python block, in order (empty blocks dropped)."""
-    return [m.group(2).strip("\n") for m in _FENCE.finditer(reply) if m.group(2).strip()]
+    """Code of every ```repl / ```python block, in order (empty blocks dropped), plus a final
+    block left open at the end of the reply."""
+    blocks = []
+    end = 0
+    for m in _FENCE.finditer(reply):
+        if m.group(2).strip():
+            blocks.append(m.group(2).strip("\n"))
+        end = m.end()
+    tail = _OPEN.search(reply, end)
+    if tail is not None and "```" not in reply[tail.end() :]:
+        code = reply[tail.end() :].strip("\n")
+        if code.strip():
+            blocks.append(code)
+    return blocks
 
 
 def _outside_code(reply: str) -> str:

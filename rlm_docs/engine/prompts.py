@@ -16,6 +16,12 @@ from rlm_docs.errors import ConfigError
 from rlm_docs.templates import render
 
 ROOT_PROMPTS = ("docs", "madqa")
+# The sandbox names each root prompt introduces (None: every name the sandbox offers). A run
+# binds only these, so under `madqa` a model's own `files` or `pages` variable is just that.
+PROMPT_NAMES: dict[str, frozenset[str] | None] = {
+    "docs": None,
+    "madqa": frozenset({"context", "llm_query", "llm_query_batched", "rlm_query", "SHOW_VARS"}),
+}
 MAX_LISTED = 40
 TOC_DOCS = 8
 TOC_ENTRIES = 8
@@ -40,6 +46,12 @@ def corpus_summary(corpus: Any) -> str:
                 parts = [f"{e['title']} (p.{e['page_start']})" for e in shown]
                 lines.append(f"Contents of {d.name}: " + "; ".join(parts))
     return "\n".join(lines)
+
+
+def binds(prompt: str, name: str) -> bool:
+    """Whether a run under `prompt` binds the sandbox name `name` (see `PROMPT_NAMES`)."""
+    names = PROMPT_NAMES[prompt]
+    return names is None or name in names
 
 
 def root_prompt(name: str, question: str, corpus: Any, max_steps: int) -> str:

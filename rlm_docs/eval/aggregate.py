@@ -18,7 +18,7 @@ import numpy as np
 
 from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
-from rlm_docs.eval.kuiper import kuiper, kuiper_bootstrap, wasted_effort_ratio
+from rlm_docs.eval.effort import kuiper, kuiper_bootstrap, wasted_effort_ratio
 from rlm_docs.eval.taxonomy import ERROR_TYPES
 
 Row = Mapping[str, Any]

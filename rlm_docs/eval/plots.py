@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from rlm_docs.atomic import atomic_write_bytes  # noqa: E402
 from rlm_docs.eval.aggregate import effort_value  # noqa: E402
-from rlm_docs.eval.kuiper import kuiper  # noqa: E402
+from rlm_docs.eval.effort import kuiper  # noqa: E402
 
 Run = tuple[str, Sequence[dict[str, Any]]]
 MEASURES = (("steps", "root steps"), ("total_tokens", "total tokens"))

@@ -23,7 +23,7 @@ from rlm_docs.eval.aggregate import (
     headline_accuracy,
     summarize,
 )
-from rlm_docs.eval.kuiper import effort_correlations
+from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.rundir import load_run
 
 

@@ -23,6 +23,7 @@ from rlm_docs.corpus.document import Document
 from rlm_docs.corpus.metadata import match_rows, read_metadata
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest.detect import read_source, supported
+from rlm_docs.ingest.duplicates import duplicate_warnings
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 from rlm_docs.ingest.source import Options
 
@@ -153,6 +154,7 @@ def ingest(
             }
         )
     store.check_documents(docs)
+    warnings.extend(duplicate_warnings(docs))
     meta_entry = old.manifest.get("metadata") if old is not None else None
     if metadata is not None and rows is not None:
         meta_entry = {"path": str(metadata), "sha256": _sha256(Path(metadata))}

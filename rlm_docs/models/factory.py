@@ -1,13 +1,21 @@
 """`make_client(spec)`: the single place a model string becomes a ready client."""
 
+import math
+import os
 from importlib import import_module
 from typing import Any
 
+from rlm_docs.errors import ConfigError
 from rlm_docs.models.base import Client
 from rlm_docs.models.cache import CachedClient, ResponseCache, default_cache
 from rlm_docs.models.prices import PricesArg
 from rlm_docs.models.retry import RetryPolicy
 from rlm_docs.models.spec import parse_spec
+
+# Seconds an HTTP request may take before it is retried. Reasoning models and slow local
+# servers need more, and a timed-out request is paid for and then retried.
+DEFAULT_TIMEOUT_S = 120.0
+TIMEOUT_ENV = "RLM_DOCS_TIMEOUT"
 
 _HTTP_BACKENDS = {
     "openai": ("rlm_docs.models.openai_client", "OpenAIClient"),
@@ -21,7 +29,7 @@ def make_client(
     prices: PricesArg = None,
     cache: ResponseCache | bool | None = True,
     retry: RetryPolicy | None = None,
-    timeout_s: float = 120.0,
+    timeout_s: float | None = None,
 ) -> Client:
     """Build the client for `spec` (see `rlm_docs.models.spec`).
 
@@ -30,7 +38,10 @@ def make_client(
     unless RLM_DOCS_CACHE=off; a `ResponseCache` to choose one; False/None for none). Offline and
     scripted clients cost nothing and are only cached when given an explicit `ResponseCache`;
     `human` (a person at the terminal) is never cached: a replayed reply is not their effort.
+    `timeout_s` (per HTTP request) defaults to `default_timeout()`.
     """
+    if timeout_s is None:
+        timeout_s = default_timeout()
     parsed = parse_spec(spec)
     client: Any
     if parsed.backend == "offline":
@@ -53,3 +64,17 @@ def make_client(
         if store is not None:
             return CachedClient(client, store)
     return client
+
+
+def default_timeout() -> float:
+    """RLM_DOCS_TIMEOUT seconds if set (ConfigError naming it when invalid), else 120."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return value
