@@ -96,3 +96,10 @@ def test_pages_read_are_recorded_and_used_when_nothing_is_cited(store):
         {"file": "globex_2021_10k", "page": 1},
         {"file": "globex_2021_10k", "page": 2},
     ]
+
+
+def test_offline_model_under_madqa_reads_context_and_cites_its_page_markers(store):
+    pred = RLM(store, model="offline", prompt="madqa").ask("What was Acme's total revenue in 2020?")
+    assert pred.stop_reason == "final"
+    assert any("412" in a for a in pred.answer)
+    assert pred.citations == [{"file": "acme_2020_10k", "page": 2}]

@@ -94,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("docs", "madqa"),
         default="docs",
         help="root prompt: docs (default: corpus helpers, answer dict, cite) or madqa (MADQA's "
-        "prompt: only `context` and sub-calls). `eval` defaults to madqa instead",
+        "prompt, only `context` and sub-calls); `eval` has the same default",
     )
     p.add_argument(
         "--log-dir",

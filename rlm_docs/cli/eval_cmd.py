@@ -44,9 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--prompt",
         choices=("docs", "madqa"),
-        default="madqa",
-        help="rlm root prompt (default madqa, unlike `ask`, whose default is docs: eval "
-        "reproduces MADQA's protocol unless told otherwise; docs is the helper prompt)",
+        default="docs",
+        help="rlm root prompt, as for `ask`: docs (default: corpus helpers, answer dict, cite) "
+        "or madqa (MADQA's prompt, only `context` and sub-calls: for MADQA-comparable runs)",
     )
     p.add_argument(
         "--top-k", type=positive_int, default=5, help="pages per search, baselines (default 5)"

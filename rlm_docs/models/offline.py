@@ -677,8 +677,23 @@ _CONTEXT_CODE = (
     "import re\n"
     f"NUMBER = {_NUMBER.pattern!r}\n"
     + """
-# No corpus: score paragraphs of `context` by question terms, read the best ones.
-chunks = [c for c in context.split("\\n\\n") if c.strip()] or [context]
+# Only `context`: score its paragraphs by question terms, read the best ones, and cite the
+# [FILE: ...] / [PAGE n] markers before the chosen paragraph (none in a plain string).
+chunks, starts, pos = [], [], 0
+for m in [*re.finditer(r"\\n\\s*\\n|\\n(?=\\[(?:END )?PAGE \\d+\\])", context), None]:
+    end = m.start() if m else len(context)
+    if context[pos:end].strip():
+        chunks.append(context[pos:end])
+        starts.append(pos)
+    pos = m.end() if m else pos
+chunks, starts = (chunks, starts) if chunks else ([context], [0])
+def marker_citation(start):
+    f, p = context.rfind("[FILE: ", 0, start + 7), context.rfind("[PAGE ", 0, start + 6)
+    if f < 0 or p < f:
+        return []
+    name = context[f + 7 : context.find(" | ", f)]
+    number = re.match(r"\\d+", context[p + 6 : p + 14])
+    return [{"file": name, "page": int(number.group(0))}] if number else []
 def chunk_score(c):
     low = c.lower()
     return sum(1 for t in terms if t[:6] in low)
@@ -689,7 +704,9 @@ readings = llm_query_batched([f"Question: {question}\\n\\n{chunks[i]}" for i in 
     + """
 scores = [score_reading(r, i) for i, r in enumerate(readings)]
 if scores and max(scores) > 0:
-    final_answer = {"answer": [pick_value(readings[scores.index(max(scores))])], "citations": []}
+    best = scores.index(max(scores))
+    final_answer = {"answer": [pick_value(readings[best])],
+                    "citations": marker_citation(starts[order[best]])}
 else:
     final_answer = {"answer": [], "citations": []}
 print("ANSWER:", final_answer["answer"])
@@ -725,7 +742,9 @@ def root_reply(messages: list[dict]) -> str:
         return "The result is stored in `final_answer`.\nFINAL_VAR(final_answer)"
     if turns == 0 and "No more code will be run" not in last:
         question = _question_of(messages)
-        has_corpus = "No document corpus" not in str(messages[0].get("content", ""))
+        system = str(messages[0].get("content", ""))
+        # The madqa prompt binds only `context` and sub-calls, so its code reads `context`.
+        has_corpus = "No document corpus" not in system and "[rlm-docs:root madqa]" not in system
         task = parse_task(question) if has_corpus else None
         if task is not None:
             return f"{_TASK_PLANS[task['kind'] == 'needle']}\n```repl\n{task_code(task)}```"

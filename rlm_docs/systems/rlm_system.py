@@ -22,7 +22,7 @@ class RlmSystem:
             model=config.model,
             sub_model=config.sub_model,
             budget=config.budget,
-            prompt=str(config.options.get("prompt", "madqa")),
+            prompt=str(config.options.get("prompt", "docs")),
             log_dir=config.log_dir,
             ledger=config.ledger,
         )
