@@ -50,7 +50,7 @@ def add_timeout_arg(parser: argparse.ArgumentParser) -> None:
     """`--timeout SECONDS` for every HTTP model request (root, sub-model, judge)."""
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=positive_float,
         metavar="SECONDS",
         help="per HTTP request to a model before it is retried "
         "(default: RLM_DOCS_TIMEOUT or 120; raise it for slow local servers and reasoning models)",
@@ -59,15 +59,11 @@ def add_timeout_arg(parser: argparse.ArgumentParser) -> None:
 
 def apply_timeout(args: argparse.Namespace) -> None:
     """Make `--timeout` the process's default (`make_client` reads RLM_DOCS_TIMEOUT), so every
-    client this command builds uses it; ConfigError for a non-positive value."""
-    from rlm_docs.errors import ConfigError
+    client this command builds uses it."""
     from rlm_docs.models.factory import TIMEOUT_ENV
 
-    if args.timeout is None:
-        return
-    if not (args.timeout > 0 and args.timeout != float("inf")):
-        raise ConfigError(f"--timeout must be a positive number of seconds, got {args.timeout}")
-    os.environ[TIMEOUT_ENV] = repr(args.timeout)
+    if args.timeout is not None:
+        os.environ[TIMEOUT_ENV] = repr(args.timeout)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
