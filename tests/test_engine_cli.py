@@ -95,8 +95,9 @@ def test_ask_timeout_flag_sets_the_http_timeout_and_rejects_nonsense(
     monkeypatch.delenv("RLM_DOCS_TIMEOUT", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
-    assert main(["ask", "q", "--corpus", str(store), "--timeout", "0"]) == 2
-    assert "--timeout" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["ask", "q", "--corpus", str(store), "--timeout", "0"])
+    assert stop.value.code == 2 and "argument --timeout: must be > 0" in capsys.readouterr().err
     with ChatServer(reply=lambda m: "FINAL(fast)", api_key="sk-test-key") as srv:
         srv.delay(1.5)
         args = ["ask", "q", "--corpus", str(store), "--log-dir", str(tmp_path), "--json"]
