@@ -7,6 +7,7 @@ without keys or network. The trajectory goes to `--log-dir` (default `RLM_DOCS_H
 
 import argparse
 import json
+import os
 from typing import Any
 
 from rlm_docs.cli.numbers import count, positive_float, positive_int
