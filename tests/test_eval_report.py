@@ -1,9 +1,12 @@
 import json
+import shutil
 
 import pytest
 
 from rlm_docs.cli import main
+from rlm_docs.errors import DatasetError
 from rlm_docs.eval.plots import step_limit_curve
+from rlm_docs.eval.report import build_report
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.servers.chat import ChatServer
 
@@ -18,11 +21,15 @@ def runs(tmp_path_factory):
     mp.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
     mp.setenv("RLM_DOCS_CACHE", "off")
     with ChatServer(reply=fake_model) as srv:
-        for system in ("static-rag", "bm25-agent"):
+        for system, out, limit in (
+            ("static-rag", "static-rag", []),
+            ("bm25-agent", "bm25-agent", []),
+            ("static-rag", "static-rag-3", ["--limit", "3"]),
+        ):
             code = main(
                 ["eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--system", system,
-                 "--model", f"openai:fake@{srv.base_url}", "--out", str(root / system),
-                 "--no-progress"]
+                 "--model", f"openai:fake@{srv.base_url}", "--out", str(root / out),
+                 "--no-progress", *limit]
             )  # fmt: skip
             assert code == 0
     mp.undo()
@@ -56,6 +63,33 @@ def test_report_tables_notes_and_figures(runs, tmp_path, capsys):
     rag = next(v for k, v in summary.items() if k.startswith("static-rag"))
     assert rag["wasted_effort_steps"] == 1.0  # one step for every question, right or wrong
     assert "Wasted effort ρ" in md
+
+
+def test_runs_on_different_question_sets_are_compared_on_the_shared_ones(runs, tmp_path):
+    out = tmp_path / "rep"
+    report = build_report([runs / "bm25-agent", runs / "static-rag-3"], out)
+    assert "use only the 3 questions all runs share" in report["notes"][0]
+    assert "bm25-agent / openai:fake@" in report["notes"][0] and ": 6, " in report["notes"][0]
+    rows = report["markdown"].splitlines()[2:]
+    assert [r.split(" | ")[1] for r in rows] == ["3", "3"]
+    md = (out / "report.md").read_text()
+    assert "## Comparison on the 3 shared questions" in md
+    full = md.split("## Each run on its full question set")[1].split("##")[0]
+    assert [r.split(" | ")[1] for r in full.strip().splitlines()[2:]] == ["6", "3"]
+    summary = json.loads((out / "summary.json").read_text())
+    bm25 = next(v for k, v in summary.items() if k.startswith("bm25-agent"))
+    assert bm25["n"] == 3 and bm25["full_question_set"]["n"] == 6
+    # the same question set: no note, one comparison table
+    same = build_report([runs / "static-rag", runs / "bm25-agent"], tmp_path / "same")
+    assert not any("question sets" in n for n in same["notes"])
+    # no shared question at all: nothing to compare, said in one line
+    other = tmp_path / "other"
+    shutil.copytree(runs / "static-rag-3", other)
+    manifest = json.loads((other / "run.json").read_text())
+    manifest["questions"] = [{"id": "elsewhere", "question": "?"}]
+    (other / "run.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetError, match="share no question"):
+        build_report([runs / "bm25-agent", other], tmp_path / "none")
 
 
 def test_report_on_a_non_run_is_a_clear_error(tmp_path, capsys):

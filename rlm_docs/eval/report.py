@@ -1,8 +1,10 @@
 """`build_report`: one comparison table per set of runs (markdown + HTML), subsets, and plots.
 
 Every question of a run's question list is a row (missing predictions count as wrong), so the
-denominators of all runs are their full question sets. When a run had no judge, its accuracy is
-the ANLS* >= 0.5 stage and the report says so.
+denominators of all runs are their full question sets. Runs over different question sets
+(another file, another `--limit`) are compared only on the questions they all share, and the
+report says so and gives each run on its own set in a last table. When a run had no judge, its
+accuracy is the numeric and ANLS* >= 0.5 stages and the report says so.
 """
 
 import html
@@ -81,23 +83,50 @@ def _label(manifest: dict[str, Any], path: Path, taken: set[str]) -> str:
     return label
 
 
+def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return summarize(
+        rows,
+        judged=bool(manifest.get("judge")),
+        sensitivity=manifest.get("judge_sensitivity", 0.98),
+        specificity=manifest.get("judge_specificity", 1.0),
+    )
+
+
 def load_runs(paths: list[str | os.PathLike]) -> list[RunReport]:
     """Runs with their rows and summaries; DatasetError names a directory that is not a run."""
     runs: list[RunReport] = []
     taken: set[str] = set()
     for p in paths:
         manifest, rows = load_run(p)
-        judged = bool(manifest.get("judge"))
-        summary = summarize(
-            rows,
-            judged=judged,
-            sensitivity=manifest.get("judge_sensitivity", 0.98),
-            specificity=manifest.get("judge_specificity", 1.0),
-        )
-        runs.append(RunReport(_label(manifest, Path(p), taken), Path(p), manifest, rows, summary))
+        label = _label(manifest, Path(p), taken)
+        runs.append(RunReport(label, Path(p), manifest, rows, _summary(manifest, rows)))
     if not runs:
         raise DatasetError("report: no run directories given")
     return runs
+
+
+def shared_questions(runs: list[RunReport]) -> tuple[list[RunReport], str | None]:
+    """The runs restricted to the questions every run answered, and a note saying so; the runs
+    themselves (note None) when all cover the same questions. Comparing accuracies over
+    different question sets would compare the sets, not the systems."""
+    sets = [{r["id"] for r in run.rows} for run in runs]
+    if all(ids == sets[0] for ids in sets):
+        return runs, None
+    shared = set.intersection(*sets)
+    sizes = ", ".join(f"{run.label}: {len(ids)}" for run, ids in zip(runs, sets, strict=True))
+    if not shared:
+        raise DatasetError(f"report: the runs share no question ({sizes}); report them separately")
+    restricted = []
+    for run in runs:
+        rows = [r for r in run.rows if r["id"] in shared]
+        summary = _summary(run.manifest, rows)
+        restricted.append(RunReport(run.label, run.path, run.manifest, rows, summary))
+    note = (
+        f"- The runs cover different question sets ({sizes} questions): the comparison, "
+        f"subsets and figures use only the {len(shared)} questions all runs share; each run on "
+        "its own full set is in the last table."
+    )
+    return restricted, note
 
 
 MAIN_HEADERS = [
@@ -215,8 +244,8 @@ FIGURES = (
 )
 
 
-def _sections(runs: list[RunReport]) -> list[tuple[str, list[str], list[list[str]]]]:
-    out = [("Comparison", MAIN_HEADERS, main_table(runs))]
+def _sections(runs: list[RunReport], title: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    out = [(title, MAIN_HEADERS, main_table(runs))]
     for run in runs:
         for title, key in _GROUPS:
             out.append((f"{run.label}: by {title}", SUBSET_HEADERS, _subset_rows(run, key)))
@@ -232,7 +261,8 @@ def _sections(runs: list[RunReport]) -> list[tuple[str, list[str], list[list[str
 
 def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
     """Write report.md, report.html, summary.json and the PNG figures into `out`."""
-    runs = load_runs(paths)
+    full = load_runs(paths)
+    runs, shared_note = shared_questions(full)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     named = [(r.label, r.rows) for r in runs]
@@ -240,19 +270,28 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
     plots.accuracy_vs_cost(named, [r.summary for r in runs], target / FIGURES[1][0])
     plots.accuracy_vs_step_limit(named, target / FIGURES[2][0])
     plots.effort_distributions(named, target / FIGURES[3][0])
-    sections = _sections(runs)
-    notes = [_accuracy_note(r) for r in runs] + [
-        "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
-        "gold page), C = comprehension (gold page cited, wrong answer), Ref = refusal/no answer.",
-        "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
-        "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
-        "lower is better calibrated; [95% bootstrap CI of K/N].",
-        "- Wasted effort ρ (MADQA): mean steps of wrong answers / mean steps of correct ones "
-        "(> 1: grinds on what it cannot solve; < 1: fails fast); questions with no steps left out.",
-        "- Missing or failed predictions count as wrong with zero effort.",
-        "- Page F1 / Doc F1: n/a for questions whose gold has no evidence pages (none, or "
-        "document-level `page: null`) / no evidence; (n=…) is how many questions a mean covers.",
-    ]
+    comparison = "Comparison"
+    if shared_note:
+        comparison = f"Comparison on the {runs[0].summary['n']} shared questions"
+    sections = _sections(runs, comparison)
+    if shared_note:
+        sections.append(("Each run on its full question set", MAIN_HEADERS, main_table(full)))
+    notes = (
+        ([shared_note] if shared_note else [])
+        + [_accuracy_note(r) for r in runs]
+        + [
+            "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
+            "gold page), C = comprehension (gold page cited, wrong answer), Ref = refusal/no answer.",
+            "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
+            "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
+            "lower is better calibrated; [95% bootstrap CI of K/N].",
+            "- Wasted effort ρ (MADQA): mean steps of wrong answers / mean steps of correct ones "
+            "(> 1: grinds on what it cannot solve; < 1: fails fast); questions with no steps left out.",
+            "- Missing or failed predictions count as wrong with zero effort.",
+            "- Page F1 / Doc F1: n/a for questions whose gold has no evidence pages (none, or "
+            "document-level `page: null`) / no evidence; (n=…) is how many questions a mean covers.",
+        ]
+    )
     md = ["# rlm-docs evaluation report", ""]
     page = [
         "<!doctype html><meta charset='utf-8'><title>rlm-docs evaluation report</title>",
@@ -263,7 +302,7 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
     for title, headers, rows in sections:
         md += [f"## {title}", "", _md(headers, rows), ""]
         page += [f"<h2>{html.escape(title)}</h2>", _html(headers, rows)]
-        if title == "Comparison":
+        if title == comparison:
             md += notes + [""]
             page.append("<ul>" + "".join(f"<li>{html.escape(n[2:])}</li>" for n in notes) + "</ul>")
     for name, title in FIGURES:
@@ -272,6 +311,9 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
     atomic_write_text(target / "report.md", "\n".join(md))
     atomic_write_text(target / "report.html", "\n".join(page) + "\n")
     summary = {r.label: {"path": str(r.path), **r.summary} for r in runs}
+    if shared_note:
+        for r in full:
+            summary[r.label]["full_question_set"] = r.summary
     atomic_write_text(target / "summary.json", json.dumps(_nan_to_none(summary), indent=2))
     return {"markdown": _md(MAIN_HEADERS, main_table(runs)), "notes": notes, "runs": runs}
 
