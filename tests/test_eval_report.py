@@ -106,3 +106,44 @@ def test_step_limit_curve_hand_computed():
     ]
     # limit 1: only the first counts -> 1/4; limit 2: + 0.5 -> 1.5/4; limit 3: all -> 2.5/4
     assert step_limit_curve(rows, 3) == [0.25, 0.375, 0.625]
+
+
+def _figure(monkeypatch, draw):
+    """Draw with `draw()` and return the matplotlib figure instead of only saving it."""
+    from rlm_docs.eval import plots
+
+    saved = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: saved.append(fig))
+    draw(plots)
+    return saved[0]
+
+
+def test_plots_keep_identical_series_visible_and_axes_sensible(monkeypatch, tmp_path):
+    from rlm_docs.eval.aggregate import summarize
+
+    rows = [
+        {"id": f"q{i}", "steps": 1 + i % 3, "score": float(i % 2), "correct": bool(i % 2)}
+        for i in range(9)
+    ]
+    runs = [("a", rows), ("b", list(rows))]  # two identical runs
+    summaries = [summarize(rows, n_boot=20) for _ in runs]
+    fig = _figure(monkeypatch, lambda p: p.accuracy_vs_step_limit(runs, tmp_path / "x.png"))
+    (ax,) = fig.axes
+    first, second = ax.get_lines()
+    assert list(first.get_ydata()) == list(second.get_ydata())
+    assert first.get_marker() != second.get_marker()
+    assert first.get_linestyle() != second.get_linestyle()
+    assert first.get_linewidth() > second.get_linewidth()  # the later one drawn inside
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    fig = _figure(monkeypatch, lambda p: p.accuracy_vs_cost(runs, summaries, tmp_path / "c.png"))
+    tokens_ax, cost_ax = fig.axes
+    assert cost_ax.get_xlim() == pytest.approx((-0.03, 1.0))  # all $0: not -0.04..0.04
+    assert any("cost = 0" in t.get_text() for t in cost_ax.texts)
+    two_steps = [r | {"steps": 2} for r in rows]  # one value only: still integer ticks
+    fig = _figure(
+        monkeypatch, lambda p: p.effort_distributions([*runs, ("c", two_steps)], tmp_path / "e")
+    )
+    for steps_ax in (fig.axes[0], fig.axes[4]):
+        assert all(float(t).is_integer() for t in steps_ax.get_xticks())
+        assert all(float(t).is_integer() for t in steps_ax.get_yticks())
+    assert fig.axes[4].get_xlim() == (1.0, 3.0)

@@ -5,6 +5,11 @@ Accuracy vs step limit (MADQA Fig. 9) is computed from the recorded step counts:
 of s root steps a question keeps its score only if the run finished within s steps, and counts
 as wrong otherwise. This is a lower bound of what a forced answer at step s would have scored
 (trajectories do not record a candidate answer at every step).
+
+Readability rules every figure follows: each series has its own marker, dash pattern and width
+(drawn widest first), so identical series stay visible on top of each other instead of hiding
+one another; counts (steps, questions) get integer ticks; an axis whose values are all 0 (a $0
+cost) is drawn from 0 with a note instead of matplotlib's symmetric -0.04..0.04 span.
 """
 
 import io
@@ -16,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 from rlm_docs.atomic import atomic_write_bytes  # noqa: E402
 from rlm_docs.eval.aggregate import effort_value  # noqa: E402
@@ -23,6 +29,34 @@ from rlm_docs.eval.effort import kuiper  # noqa: E402
 
 Run = tuple[str, Sequence[dict[str, Any]]]
 MEASURES = (("steps", "root steps"), ("total_tokens", "total tokens"))
+COUNT_MEASURES = {"steps", "sub_calls"}
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_DASHES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)))
+
+
+def series_style(i: int, n: int) -> dict[str, Any]:
+    """Line/marker style of series `i` of `n`: earlier series wider and bigger, so an identical
+    later series is drawn visibly inside them."""
+    rank = (n - 1 - i) / max(n - 1, 1)  # 1 for the first series, 0 for the last
+    return {
+        "marker": _MARKERS[i % len(_MARKERS)],
+        "linestyle": _DASHES[i % len(_DASHES)],
+        "linewidth": 1.2 + 3.0 * rank,
+        "markersize": 5 + 7 * rank,
+        "markerfacecolor": "none" if rank else None,
+        "markeredgewidth": 1.5,
+        "alpha": 0.9,
+    }
+
+
+def _from_zero(ax: Any, values: Sequence[float], what: str) -> None:
+    """Draw a non-negative x axis from 0 (a small margin keeps markers at 0 whole); when every
+    value is 0, give it a unit span and say so."""
+    top = max(values, default=0.0)
+    span = top * 1.1 if top > 0 else 1.0
+    ax.set_xlim(-0.03 * span, span)
+    if top <= 0:
+        ax.text(0.05, 0.5, f"every run: {what} = 0", transform=ax.transAxes, fontsize=9)
 
 
 def _save(fig: Any, path: Any) -> None:
@@ -41,7 +75,7 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
     ordered by effort; tied efforts are one step of the curve."""
     fig, axes = plt.subplots(1, len(MEASURES), figsize=(11, 4))
     for ax, (measure, label) in zip(axes, MEASURES, strict=True):
-        for name, rows in runs:
+        for i, (name, rows) in enumerate(runs):
             effort = np.array([effort_value(r, measure) for r in rows])
             res = kuiper(effort, _correct(rows), permutations=0)
             if res.n == 0:
@@ -52,26 +86,33 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
                 np.r_[0.0, np.array(res.curve) / res.n],
                 where="post",
                 label=f"{name} (K/N={res.normalized:.3f})",
+                **series_style(i, len(runs)),
             )
+        ax.set_xlim(0, 1)
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xlabel(f"fraction of questions, ordered by {label}")
         ax.set_ylabel("cumulative (correct - accuracy) / N")
         ax.set_title(f"Effort calibration: {label}")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15))
     _save(fig, path)
 
 
 def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], path: Any) -> None:
     """Accuracy (with bootstrap CI) against mean tokens and mean dollars per question."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for (name, _), s in zip(runs, summaries, strict=True):
+    keys = ("total_tokens", "cost_usd")
+    for i, ((name, _), s) in enumerate(zip(runs, summaries, strict=True)):
         acc = s["accuracy"]
         err = [[acc["value"] - acc["low"]], [acc["high"] - acc["value"]]]
-        for ax, key in zip(axes, ("total_tokens", "cost_usd"), strict=True):
-            ax.errorbar(s[key]["value"], acc["value"], yerr=err, fmt="o", capsize=4, label=name)
+        style = series_style(i, len(runs))
+        style.pop("linestyle")
+        for ax, key in zip(axes, keys, strict=True):
+            ax.errorbar(s[key]["value"], acc["value"], yerr=err, capsize=4, label=name, **style)
     axes[0].set_xlabel("mean total tokens per question")
     axes[1].set_xlabel("mean dollars per question")
-    for ax in axes:
+    axes[1].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
+    for ax, key, what in zip(axes, keys, ("tokens", "cost"), strict=True):
+        _from_zero(ax, [s[key]["value"] for s in summaries], what)
         ax.set_ylabel("accuracy")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=8)
@@ -93,8 +134,11 @@ def accuracy_vs_step_limit(runs: Sequence[Run], path: Any) -> None:
     """MADQA Fig. 9: how accuracy grows as the root-step limit is raised."""
     top = max([int(effort_value(r, "steps")) for _, rows in runs for r in rows] + [1])
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, rows in runs:
-        ax.plot(range(1, top + 1), step_limit_curve(rows, top), marker="o", label=name)
+    for i, (name, rows) in enumerate(runs):
+        curve = step_limit_curve(rows, top)
+        ax.plot(range(1, top + 1), curve, label=name, **series_style(i, len(runs)))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(0.5, top + 0.5)
     ax.set_xlabel("root-step limit")
     ax.set_ylabel("accuracy (runs finished within the limit)")
     ax.set_ylim(-0.02, 1.02)
@@ -111,9 +155,24 @@ def effort_distributions(runs: Sequence[Run], path: Any) -> None:
         for j, (measure, label) in enumerate(MEASURES):
             ax = axes[i][j]
             effort = np.array([effort_value(r, measure) for r in rows])
-            bins = np.histogram_bin_edges(effort, bins=min(20, max(len(set(effort)), 1)))
-            ax.hist(effort[ok], bins=bins, alpha=0.6, label=f"correct ({ok.sum()})")
-            ax.hist(effort[~ok], bins=bins, alpha=0.6, label=f"wrong ({(~ok).sum()})")
+            if measure in COUNT_MEASURES and len(effort):  # one bar per integer, centred
+                low, top = int(effort.min()), int(effort.max())
+                bins = np.arange(low - 0.5, top + 1.5) if top - low < 40 else 20
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+                if top - low < 40:
+                    ax.set_xticks(range(max(low - 1, 0), top + 2))
+                    ax.set_xlim(low - 1, top + 1)
+            else:
+                bins = np.histogram_bin_edges(effort, bins=min(20, max(len(set(effort)), 1)))
+            ax.hist(
+                [effort[ok], effort[~ok]],
+                bins=bins,
+                stacked=True,
+                color=["tab:blue", "tab:orange"],
+                label=[f"correct ({ok.sum()})", f"wrong ({(~ok).sum()})"],
+            )
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_ylabel("questions", fontsize=8)
             ax.set_title(f"{name}: {label}", fontsize=9)
             ax.legend(fontsize=7)
     fig.tight_layout()
