@@ -2,6 +2,11 @@
 
 import argparse
 import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 from rlm_docs.cli.console import console
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
@@ -40,18 +45,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "stem), e.g. a data set's documents.jsonl; stored with the documents (company, "
         "doc_type and period also help search find the right filing)",
     )
+    p.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the documents already in CORPUS, adding the new ones (a document of the same "
+        "name is replaced); without it CORPUS is replaced by exactly the documents of SRC",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list every warning and every file not read (default: a summary)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-
     from rlm_docs.ingest import ingest
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
     err = console(stderr=True)
-    with err.status(f"ingesting into {args.out} …"):
+    with _progress(err) as on_progress:
         report = ingest(
             args.sources,
             args.out,
@@ -59,17 +75,104 @@ def run(args: argparse.Namespace) -> int:
             separator=args.separator,
             ocr=args.ocr,
             metadata=args.metadata,
+            append=args.append,
+            on_progress=on_progress,
         )
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
         return 0
-    for w in report.warnings:
-        err.print(f"[yellow]warning:[/] {w}", markup=True)
-    out = console()
+    for line in _warning_lines(report.warnings, args.verbose):
+        err.print(line, markup=False, highlight=False)
+    if report.ignored:
+        err.print(_ignored_line(report.ignored, args.verbose), markup=False)
+    if report.removed:
+        names = ", ".join(report.removed[: None if args.verbose else SHOWN])
+        more = len(report.removed) - SHOWN
+        tail = f", … (+{more}; -v lists all)" if more > 0 and not args.verbose else ""
+        err.print(
+            f"removed {len(report.removed)} document(s) that were in {report.path} but not in "
+            f"the sources: {names}{tail}. Use --append to add documents to a store instead.",
+            markup=False,
+        )
     state = "written" if report.written else "unchanged"
-    out.print(
+    console().print(
         f"[bold]{report.path}[/] ({state}): {report.documents} documents, "
         f"{report.pages:,} pages, {report.tokens:,} tokens; read {report.read}, "
         f"skipped {report.skipped} unchanged, {len(report.warnings)} warnings"
     )
     return 0
+
+
+SHOWN = 5  # names shown per summary line without -v
+
+
+@contextmanager
+def _progress(err: Any) -> Iterator[Callable[[int, int, int], None]]:
+    """A progress bar on stderr (files, pages, elapsed, time left), then the store write."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files, {task.fields[pages]:,} pages"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("reading", total=None, pages=0)
+
+        def update(done: int, total: int, pages: int) -> None:
+            stage = "writing store" if done == total else "reading"
+            bar.update(task, completed=done, total=total, pages=pages, description=stage)
+
+        yield update
+
+
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*(?:\s*,\s*\d+(?:[.,]\d+)*)*(?:, …)?")
+
+
+def _kind(warning: str) -> tuple[str, str]:
+    """(file, kind) of a `FILE: message` warning; the kind is the message with numbers and
+    quoted text generalised, up to its first clause, so like warnings group together."""
+    file, sep, message = warning.partition(": ")
+    if not sep:
+        return "", warning
+    kind = _NUMBERS.sub("N", re.sub(r"'[^']*'", "'…'", message))
+    return file, re.split(r";|:| \(", kind, maxsplit=1)[0].strip(" .")
+
+
+def _warning_lines(warnings: list[str], verbose: bool) -> list[str]:
+    """Every warning with -v (or when there are few); else one line per kind of warning with
+    its count and a few of the files."""
+    if verbose or len(warnings) <= SHOWN:
+        return [f"warning: {w}" for w in warnings]
+    groups: dict[str, list[str]] = {}
+    for w in warnings:
+        file, kind = _kind(w)
+        groups.setdefault(kind, []).append(file)
+    lines = [f"{len(warnings)} warnings (-v lists them all):"]
+    for kind, files in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        names = [Path(f).name for f in dict.fromkeys(files) if f]
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        lines.append(f"  {len(files)} × {kind}" + (f" ({shown})" if shown else ""))
+    return lines
+
+
+def _ignored_line(ignored: list[str], verbose: bool) -> str:
+    """How many files in the source directories were not read, and which (all with -v)."""
+    names = ignored if verbose else ignored[:SHOWN]
+    more = "" if verbose or len(ignored) <= SHOWN else f", … (-v lists all {len(ignored)})"
+    return (
+        f"ignored {len(ignored)} file(s) that are not .pdf/.json/.md/.txt, or hidden: "
+        + ", ".join(names)
+        + more
+    )

@@ -61,6 +61,33 @@ def short_pages(pages: list[str]) -> list[int]:
     return [i for i, p in enumerate(pages, 1) if p.strip() and len(p) < _SHORT_RATIO * mid]
 
 
+def underlines(text: str, separator: str) -> int:
+    """How many lines equal to `separator` sit directly under a text line (read as setext
+    heading underlines, not page breaks, when the separator is a thematic break)."""
+    sep = separator.strip()
+    previous = ""
+    count = 0
+    for line in text.split("\n"):
+        if line.strip() == sep and previous.strip() and _THEMATIC.match(sep):
+            count += 1
+        previous = line
+    return count
+
+
+def _not_found(path: Path, text: str, separator: str) -> str:
+    """Why `separator` split nothing: absent, or every occurrence read as a heading underline."""
+    sep = separator.strip()
+    under = underlines(text, separator)
+    if not under:
+        return f"{path}: separator {sep!r} not found; read as one page"
+    return (
+        f"{path}: all {under} {sep!r} line(s) sit directly under a text line, so they were read "
+        f"as markdown heading underlines, not page breaks; read as one page. Put a blank line "
+        f"before each separator, or mark pages with a line that is not a markdown rule (e.g. "
+        f"--separator '<!-- page -->')"
+    )
+
+
 def read_markdown(path: Path, text: str, separator: str | None, warnings: list[str]) -> ReadResult:
     if separator is None:
         pages = split_form_feeds(text)
@@ -72,7 +99,7 @@ def read_markdown(path: Path, text: str, separator: str | None, warnings: list[s
     else:
         pages = split_separator(text, separator)
         if len(pages) == 1:
-            warnings.append(f"{path}: separator {separator.strip()!r} not found; read as one page")
+            warnings.append(_not_found(path, text, separator))
         short = short_pages(pages)
         if short:
             shown = ", ".join(map(str, short[:10]))

@@ -17,12 +17,17 @@ from mistralai.client.errors import MistralError, NoResponseError
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.errors import IngestError
 from rlm_docs.models.http_common import scrub
+from rlm_docs.models.mistral_client import DEFAULT_SERVER, TRANSPORT_ERRORS
 from rlm_docs.resources import home_dir
 
 OCR_MODEL = "mistral-ocr-latest"
 ENV_KEY = "MISTRAL_API_KEY"
 ENV_BASE = "MISTRAL_BASE_URL"
 TIMEOUT_MS = 600_000
+
+
+class OcrUnreachable(IngestError):
+    """The OCR service could not be reached (no HTTP response at all)."""
 
 
 def cache_file(digest: str) -> Path:
@@ -67,8 +72,10 @@ def ocr_pdf(path: Path, data: bytes, digest: str) -> dict:
     except MistralError as exc:
         detail = scrub(f"HTTP {exc.status_code}: {exc.body or exc}", key)[:300]
         raise IngestError(f"{path}: Mistral OCR failed: {detail}") from None
-    except (NoResponseError, OSError) as exc:
-        raise IngestError(f"{path}: Mistral OCR unreachable: {scrub(str(exc), key)}") from None
+    except (NoResponseError, OSError, *TRANSPORT_ERRORS) as exc:
+        where = _server_url() or DEFAULT_SERVER
+        detail = scrub(str(exc), key) or type(exc).__name__
+        raise OcrUnreachable(f"{path}: Mistral OCR unreachable at {where} ({detail})") from None
     except Exception as exc:  # transport errors of httpx and the SDK's response validation
         raise IngestError(f"{path}: Mistral OCR failed: {scrub(str(exc), key)[:300]}") from None
     result = response.model_dump(mode="json", by_alias=True)

@@ -15,6 +15,7 @@ Without it, documents copied from the old store keep the metadata they had.
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -30,7 +31,9 @@ from rlm_docs.ingest.source import Options
 
 @dataclass(slots=True)
 class IngestReport:
-    """What an ingest did."""
+    """What an ingest did. `ignored`: files found in the source directories but not read
+    (unsupported type, hidden). `removed`: documents the old store at `out` held that the new
+    one does not (an ingest without `append` replaces the store)."""
 
     path: Path
     documents: int
@@ -40,28 +43,32 @@ class IngestReport:
     skipped: int
     written: bool
     warnings: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "path": str(self.path)}
 
 
-def discover(sources: list[str | Path], exclude: Path | None = None) -> list[Path]:
-    """Files named by `sources`; directories are searched recursively for supported files
-    (hidden entries and anything under `exclude`, the output store, skipped) in sorted order.
-    Duplicates are dropped."""
+def discover(
+    sources: list[str | Path], exclude: Path | None = None
+) -> tuple[list[Path], list[Path]]:
+    """(files to read, files ignored): files named by `sources`, and directories searched
+    recursively for supported files in sorted order; unsupported and hidden files are
+    ignored (and reported), anything under `exclude` (the output store) silently. Duplicates
+    are dropped."""
     skip = exclude.resolve() if exclude is not None else None
     files: list[Path] = []
+    ignored: list[Path] = []
     for src in sources:
         path = Path(src)
         if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and supported(p)
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                and (skip is None or not p.resolve().is_relative_to(skip))
-            )
+            found: list[Path] = []
+            for p in sorted(path.rglob("*")):
+                if not p.is_file() or (skip is not None and p.resolve().is_relative_to(skip)):
+                    continue
+                hidden = any(part.startswith(".") for part in p.relative_to(path).parts)
+                (found if supported(p) and not hidden else ignored).append(p)
             if not found:
                 raise IngestError(f"{path}: no .pdf/.json/.md/.txt files in this directory")
             files.extend(found)
@@ -72,7 +79,7 @@ def discover(sources: list[str | Path], exclude: Path | None = None) -> list[Pat
     unique: dict[Path, Path] = {}
     for f in files:
         unique.setdefault(f.resolve(), f)
-    return list(unique.values())
+    return list(unique.values()), ignored
 
 
 def _previous(out: Path) -> tuple[Corpus | None, dict[tuple[str, str, str], dict]]:
@@ -108,9 +115,15 @@ def ingest(
     separator: str | None = None,
     ocr: str = "auto",
     metadata: str | Path | None = None,
+    append: bool = False,
+    on_progress: Callable[[int, int, int], None] | None = None,
 ) -> IngestReport:
     """Read `sources` (files or directories) and write the corpus store `out`, attaching the
-    rows of the JSONL file `metadata` to the documents they name."""
+    rows of the JSONL file `metadata` to the documents they name.
+
+    `append=True` keeps the documents of the existing store at `out` and adds the new ones
+    (a document with the same name is replaced). `on_progress(files_done, files_total,
+    pages_read)` is called after each source file."""
     if format is not None and format not in FORMATS:
         raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
     if ocr not in OCR_MODES:
@@ -119,7 +132,7 @@ def ingest(
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
     rows = read_metadata(metadata) if metadata is not None else None
-    files = discover(list(sources), exclude=out)
+    files, ignored = discover(list(sources), exclude=out)
     old, previous = _previous(out)
     docs: list[Document] = []
     entries: list[dict] = []
@@ -153,6 +166,10 @@ def ingest(
                 "warnings": notes,
             }
         )
+        if on_progress is not None:
+            on_progress(len(entries), len(files), sum(len(d.pages) for d in docs))
+    if append and old is not None:
+        docs, entries = _appended(old, docs, entries)
     store.check_documents(docs)
     warnings.extend(duplicate_warnings(docs))
     meta_entry = old.manifest.get("metadata") if old is not None else None
@@ -170,6 +187,7 @@ def ingest(
         if meta_entry is not None:
             manifest["metadata"] = meta_entry
         store.write_store(out, docs, manifest)
+    names = {d.name for d in docs}
     return IngestReport(
         out,
         len(docs),
@@ -179,7 +197,26 @@ def ingest(
         skipped,
         not unchanged,
         warnings,
+        ignored=[str(p) for p in ignored],
+        removed=[n for n in old.names if n not in names] if old is not None else [],
     )
+
+
+def _appended(
+    old: Corpus, docs: list[Document], entries: list[dict]
+) -> tuple[list[Document], list[dict]]:
+    """The old store's documents with `docs` added, a new document replacing an old one of the
+    same name in place; the old manifest entries keep the documents still theirs."""
+    new = {d.name: d for d in docs}
+    merged = [new.pop(n) if n in new else old.document(n) for n in old.names]
+    merged.extend(new.values())
+    replaced = {d.name for d in docs}
+    kept = []
+    for e in old.manifest.get("sources", []):
+        names = [n for n in e.get("documents", []) if n not in replaced]
+        if names:
+            kept.append({**e, "documents": names})
+    return merged, kept + entries
 
 
 def _same_sources(old: Corpus, entries: list[dict]) -> bool:

@@ -41,11 +41,51 @@ def document_name(path: Path) -> str:
     return stem
 
 
+# File signatures of formats that are never text (a PNG renamed .txt must not become hundreds
+# of pages of garbage).
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"BZh", "bzip2-compressed data"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"(\xb5/\xfd", "zstd-compressed data"),
+    (b"PK\x03\x04", "a zip archive (or .docx/.xlsx/.epub)"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+    (b"%PDF-", "a PDF (name it .pdf or pass --format pdf)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Microsoft Office file"),
+    (b"\x7fELF", "an executable"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"PAR1", "a Parquet file"),
+)
+_SNIFF_BYTES = 8000  # like git: a NUL byte in the first 8000 bytes means binary
+_MAX_REPLACED = 0.2  # a larger share of undecodable characters is not text worth reading
+
+
+def refuse_binary(path: Path, data: bytes) -> None:
+    """IngestError naming the file if it is clearly not text: a known binary signature or
+    NUL bytes (binary data, or UTF-16 text, which must be converted to UTF-8 first)."""
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            raise IngestError(f"{path}: this is {what}, not text; not ingested")
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise IngestError(
+            f"{path}: contains NUL bytes, so it is binary (or UTF-16 text: convert it to UTF-8); "
+            "not ingested"
+        )
+
+
 def decode(path: Path, data: bytes, warnings: list[str]) -> tuple[str, int]:
     """UTF-8 text of a file (BOM dropped) and how many undecodable bytes were replaced with
-    U+FFFD (reported as a warning). A file with no text at all is an error."""
+    U+FFFD (reported as a warning). A file with no text at all, a binary file, or one where more
+    than a fifth of the characters cannot be decoded is an error."""
     if not data.strip():
         raise IngestError(f"{path}: empty file")
+    refuse_binary(path, data)
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     try:
@@ -53,6 +93,11 @@ def decode(path: Path, data: bytes, warnings: list[str]) -> tuple[str, int]:
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
         bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
+        if bad > _MAX_REPLACED * len(text):
+            raise IngestError(
+                f"{path}: {bad:,} of {len(text):,} characters are not valid UTF-8, so this is "
+                "binary data or text in another encoding (convert it to UTF-8); not ingested"
+            ) from None
         warnings.append(
             f"{path}: {bad} undecodable byte sequence(s) replaced with U+FFFD "
             f"(first at byte {exc.start})"

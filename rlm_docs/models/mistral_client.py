@@ -35,7 +35,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
-_TRANSPORT = _transport_errors()
+TRANSPORT_ERRORS = _transport_errors()
 
 
 def _text(content: Any) -> str:
@@ -98,7 +98,7 @@ class MistralClient:
             ) from None
         except NoResponseError:
             raise TransientError(f"no response from {self._server}") from None
-        except _TRANSPORT as exc:
+        except TRANSPORT_ERRORS as exc:
             detail = f"{type(exc).__name__}: {scrub(str(exc), self._key)}"
             raise TransientError(f"cannot reach {self._server}: {detail}") from None
         if not response.choices:
