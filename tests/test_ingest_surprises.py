@@ -16,7 +16,7 @@ import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
-from rlm_docs.errors import IngestError
+from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest import ingest
 from tests.fixtures.ingest.pdf import minimal_pdf
 
@@ -247,3 +247,13 @@ def test_separators_read_as_heading_underlines_are_explained(tmp_path):
     absent.write_text("no separators here\n")
     report = ingest([absent], tmp_path / "s3", separator="---")
     assert any("separator '---' not found; read as one page" in w for w in report.warnings)
+
+
+def test_append_still_refuses_two_new_documents_of_one_name(tmp_path):
+    store = tmp_path / "store"
+    ingest([write_docs(tmp_path / "a", ["alpha"])], store)
+    write_docs(tmp_path / "b" / "x", ["beta"])
+    write_docs(tmp_path / "b" / "y", ["beta"])
+    with pytest.raises(CorpusError, match="duplicate document name 'beta'"):
+        ingest([tmp_path / "b"], store, append=True)
+    assert Corpus.load(store).names == ["alpha"]

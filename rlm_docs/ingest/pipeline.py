@@ -168,9 +168,9 @@ def ingest(
         )
         if on_progress is not None:
             on_progress(len(entries), len(files), sum(len(d.pages) for d in docs))
+    store.check_documents(docs)  # the new documents alone: a clash among them is an error
     if append and old is not None:
         docs, entries = _appended(old, docs, entries)
-    store.check_documents(docs)
     warnings.extend(duplicate_warnings(docs))
     meta_entry = old.manifest.get("metadata") if old is not None else None
     if metadata is not None and rows is not None:
