@@ -95,3 +95,32 @@ def test_price_of_prefers_client_attribute_and_frees_offline() -> None:
     assert price_of(Plain()) == default_prices().models["gpt-4o-mini"]
     assert price_of(Offline()) == Price(0.0, 0.0, 0.0)
     assert price_of(Priced()) is None
+
+
+def test_context_windows_come_from_the_table_and_can_be_overridden(tmp_path, monkeypatch) -> None:
+    from rlm_docs.models import context_window_of, make_client
+
+    assert all(p.context_window for p in default_prices().models.values())
+    assert context_window_of(make_client("offline")) == 131072
+    assert (
+        context_window_of(make_client("openai:gpt-4.1-mini-2025-04-14@http://127.0.0.1:9/v1"))
+        == 1047576
+    )
+    assert context_window_of(make_client("openai:qwen3@http://127.0.0.1:9/v1")) is None
+
+    class OwnWindow:
+        backend, model, spec, context_window = "openai", "gpt-4o", "openai:gpt-4o", 5000
+
+    assert context_window_of(OwnWindow()) == 5000
+    override = tmp_path / "prices.json"
+    override.write_text(
+        json.dumps({"models": {"qwen3": {"input": 0, "output": 0, "context_window": 32768}}})
+    )
+    monkeypatch.setenv("RLM_DOCS_PRICES", str(override))
+    assert context_window_of(make_client("openai:qwen3@http://127.0.0.1:9/v1")) == 32768
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, "128k", True])
+def test_a_bad_context_window_names_the_model_and_field(bad) -> None:
+    with pytest.raises(ConfigError, match="model 'm' field 'context_window'"):
+        load_prices({"models": {"m": {"input": 1, "output": 1, "context_window": bad}}})

@@ -12,13 +12,13 @@ from rlm_docs.cli.ask_cmd import add_budget_args, add_timeout_arg, apply_timeout
 from rlm_docs.cli.interrupt import Interrupted
 from rlm_docs.cli.numbers import fraction, positive_int
 
-_SYSTEMS = ("rlm", "bm25-agent", "static-rag")
+_SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "eval",
-        help="evaluate a system (rlm, bm25-agent, static-rag) on a question set",
+        help="evaluate a system (" + ", ".join(_SYSTEMS) + ") on a question set",
         description=(
             "Answer every question of QUESTIONS.jsonl with one system, score it (numeric stage, "
             "ANLS*, optional LLM judge, page/doc F1, error type) and append results to RUN_DIR "
@@ -49,6 +49,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "or madqa (MADQA's prompt, only `context` and sub-calls: for MADQA-comparable runs)",
     )
     p.add_argument(
+        "--no-sub-calls",
+        action="store_true",
+        help="rlm without llm_query/llm_query_batched/rlm_query (the paper's ablation)",
+    )
+    p.add_argument(
+        "--context-window",
+        type=positive_int,
+        metavar="TOKENS",
+        help="long-context/map-reduce: the model's window (default: the price/model table)",
+    )
+    p.add_argument(
+        "--chunk-tokens",
+        type=positive_int,
+        metavar="TOKENS",
+        help="map-reduce chunk size (default: a quarter of the sub-model's window)",
+    )
+    p.add_argument(
         "--top-k", type=positive_int, default=5, help="pages per search, baselines (default 5)"
     )
     p.add_argument(
@@ -67,10 +84,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _options(args: argparse.Namespace) -> dict:
+    from rlm_docs.errors import ConfigError
+
+    if args.no_sub_calls and args.system != "rlm":
+        raise ConfigError("--no-sub-calls applies to --system rlm only")
+    for flag, value in (
+        ("--context-window", args.context_window),
+        ("--chunk-tokens", args.chunk_tokens),
+    ):
+        if value is not None and value < 64:
+            raise ConfigError(f"{flag} must be >= 64 tokens, got {value}")
     if args.system == "rlm":
-        return {"prompt": args.prompt}
+        return {"prompt": args.prompt} | ({"sub_calls": False} if args.no_sub_calls else {})
     if args.system == "bm25-agent":
         return {"k": args.top_k, "max_iterations": args.max_iterations}
+    if args.system in ("long-context", "map-reduce"):
+        options = {"context_window": args.context_window}
+        if args.system == "map-reduce":
+            options["chunk_tokens"] = args.chunk_tokens
+        return {k: v for k, v in options.items() if v is not None}
     return {"k": args.top_k}
 
 

@@ -64,8 +64,10 @@ class HostFunctions:
         corpus: Any = None,
         spawn: Spawn | None = None,
         allowed: list[Client] | None = None,
+        sub_calls: bool = True,
     ) -> None:
         self.gov = gov
+        self.sub_calls = sub_calls
         self.sub_client = sub_client
         # Model code may pick a model only among those the operator configured: a free-form
         # spec would let prompt-injected code send the host's API key to a URL of its choice.
@@ -80,7 +82,10 @@ class HostFunctions:
         self._lock = threading.Lock()
 
     def functions(self) -> dict[str, Callable[..., Any]]:
-        """The name -> callable map handed to `Sandbox(functions=...)`."""
+        """The name -> callable map handed to `Sandbox(functions=...)`; without `sub_calls`
+        (the no-sub-calls ablation) only `cite`: the model functions are not bound at all."""
+        if not self.sub_calls:
+            return {"cite": self.cite}
         return {
             "llm_query": self.llm_query,
             "llm_query_batched": self.llm_query_batched,

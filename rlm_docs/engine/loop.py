@@ -44,6 +44,7 @@ class Settings:
     child_share: float
     max_output_chars: int
     on_turn: Callable[[int, dict[str, Any]], None] | None = None
+    sub_calls: bool = True
 
 
 @dataclass
@@ -115,7 +116,12 @@ class Run:
         self.question_id = question_id
         spawn = self._spawn if gov.depth < gov.budget.max_depth else None
         self.host = HostFunctions(
-            gov, settings.sub_client, corpus=corpus, spawn=spawn, allowed=[settings.client]
+            gov,
+            settings.sub_client,
+            corpus=corpus,
+            spawn=spawn,
+            allowed=[settings.client],
+            sub_calls=settings.sub_calls,
         )
         self.max_steps = gov.budget.max_steps
         self.traj = Trajectory(
@@ -135,6 +141,7 @@ class Run:
             question=question,
             question_id=question_id,
             prompt_name=settings.prompt,
+            sub_calls=settings.sub_calls,
             budget=asdict(gov.budget),
             depth=gov.depth,
         )
@@ -184,7 +191,9 @@ class Run:
     def _system(self) -> str:
         steps = self.max_steps if self.max_steps is not None else "unlimited"
         if self.corpus is not None:
-            return prompts.root_prompt(self.s.prompt, self.question, self.corpus, steps)
+            return prompts.root_prompt(
+                self.s.prompt, self.question, self.corpus, steps, sub_calls=self.s.sub_calls
+            )
         return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps)
 
     def _first_messages(self) -> list[dict[str, str]]:

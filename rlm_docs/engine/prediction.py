@@ -20,6 +20,8 @@ class Prediction:
     answered on the forced last turn, or a baseline's own last turn), `budget` (even that turn
     was refused; the answer is built from evidence so far), `error` (an unrecoverable model or
     sandbox failure).
+    `info`: system-specific facts a reader of the results needs (e.g. how much of the corpus a
+    `long-context` call kept, how many chunks `map-reduce` read); in `to_madqa()` when set.
     """
 
     question: str
@@ -37,6 +39,7 @@ class Prediction:
     question_id: str | None = None
     raw_answer: str = ""
     error: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
 
     def to_madqa(self) -> dict[str, Any]:
         """MADQA's prediction record (`question`, `answer`, `citations`) plus effort fields."""
@@ -59,6 +62,8 @@ class Prediction:
         }
         if self.error:
             record["error"] = self.error
+        if self.info:
+            record["info"] = self.info
         return record
 
     def to_dict(self) -> dict[str, Any]:

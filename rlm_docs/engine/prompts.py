@@ -54,12 +54,15 @@ def binds(prompt: str, name: str) -> bool:
     return names is None or name in names
 
 
-def root_prompt(name: str, question: str, corpus: Any, max_steps: int) -> str:
-    """The filled system prompt of a root run."""
+def root_prompt(
+    name: str, question: str, corpus: Any, max_steps: int, *, sub_calls: bool = True
+) -> str:
+    """The filled system prompt of a root run; without `sub_calls`, the variant of the prompt
+    (`NAME_no_sub_calls`) that never mentions `llm_query` / `rlm_query` (the ablation)."""
     if name not in ROOT_PROMPTS:
         raise ConfigError(f"unknown prompt {name!r}: choose one of {', '.join(ROOT_PROMPTS)}")
     return render(
-        name,
+        name if sub_calls else f"{name}_no_sub_calls",
         question=question,
         corpus_summary=corpus_summary(corpus),
         context_chars=corpus.total_chars,

@@ -50,7 +50,9 @@ class RLM:
     `docs` or `madqa`. `log_dir`: where trajectory JSONL files go (None: not written).
     `ledger`: a shared `Ledger` to collect every call across questions. `on_turn(depth, record)`
     is called as each turn (of the root run or of a child `rlm_query` run) ends, with its
-    trajectory record: live progress for long runs with real models.
+    trajectory record: live progress for long runs with real models. `sub_calls=False` is the
+    RLM paper's ablation: the REPL without `llm_query` / `llm_query_batched` / `rlm_query` (not
+    bound, and the prompt does not mention them).
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class RLM:
         child_share: float = 0.5,
         max_output_chars: int = 20_000,
         on_turn: Callable[[int, dict[str, Any]], None] | None = None,
+        sub_calls: bool = True,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -83,6 +86,7 @@ class RLM:
             child_share=child_share,
             max_output_chars=max_output_chars,
             on_turn=on_turn,
+            sub_calls=sub_calls,
         )
         self.budget = budget or Budget()
         self.log_dir = Path(log_dir) if log_dir is not None else None

@@ -76,7 +76,10 @@ def _subset_acc(run: RunReport, hop: str) -> str:
 
 
 def _label(manifest: dict[str, Any], path: Path, taken: set[str]) -> str:
-    label = f"{manifest.get('system')} / {manifest.get('model')}"
+    system = str(manifest.get("system"))
+    if (manifest.get("options") or {}).get("sub_calls") is False:
+        system += " --no-sub-calls"  # the ablation is a different system in every table
+    label = f"{system} / {manifest.get('model')}"
     if label in taken:
         label = f"{label} ({path.name})"
     taken.add(label)

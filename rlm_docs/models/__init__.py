@@ -13,7 +13,7 @@ from rlm_docs.models.errors import (
     ModelUnavailableError,
 )
 from rlm_docs.models.factory import make_client
-from rlm_docs.models.prices import Price, PriceTable, load_prices, price_of
+from rlm_docs.models.prices import Price, PriceTable, context_window_of, load_prices, price_of
 from rlm_docs.models.retry import RetryPolicy
 from rlm_docs.models.scripted import ScriptedClient
 from rlm_docs.models.spec import ModelSpec, parse_spec
@@ -33,6 +33,7 @@ __all__ = [
     "RetryPolicy",
     "ScriptedClient",
     "Usage",
+    "context_window_of",
     "default_cache",
     "load_prices",
     "make_client",

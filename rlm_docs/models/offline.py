@@ -24,6 +24,9 @@ governor, trajectories) with no network. Its role is read from the request:
      between FY1 and FY2"), a year-over-year change, a CAGR, an "X % margin" (or an N-year
      average of it), from the statement rows of the filing, citing every page used. Without
      every value the extractive answer stands.
+  Under the no-sub-calls ablation (marker `[rlm-docs:root NAME no-sub-calls]`, a prompt that
+  offers no `llm_query`), step 3 reads the pages in the REPL instead: each page's lines naming
+  the most question terms; a generated-workload plan that needs sub-calls is not used then.
   The result goes in `final_answer`. Turn 2 replies `FINAL_VAR(final_answer)` once the code
   printed that the result is ready (also on a forced last turn), else
   `FINAL(No answer found in the documents.)`.
@@ -377,8 +380,9 @@ def read(prompt: str, limit: int = 3) -> str:
     return "\n".join(text for *_, text in sorted(scored)[:limit])
 
 
-def _root_code(question: str, has_corpus: bool) -> str:
-    """Turn-1 REPL code of the locate-then-read policy (data literals first, then logic)."""
+def _root_code(question: str, has_corpus: bool, sub_calls: bool = True) -> str:
+    """Turn-1 REPL code of the locate-then-read policy (data literals first, then logic);
+    without `sub_calls` the pages are read by `_LOCAL_READ_CODE` in the REPL itself."""
     header = (
         f"question = {question!r}\n"
         f"terms = {terms(question)!r}\n"
@@ -393,7 +397,28 @@ def _root_code(question: str, has_corpus: bool) -> str:
         f"usd = {bool(re.search(r'usd|dollar|[$]', question, re.I))!r}\n"
         f"compute = {computation(question)!r}\n"
     )
-    return header + (_CORPUS_CODE if has_corpus else _CONTEXT_CODE)
+    body = _CORPUS_CODE if has_corpus else _CONTEXT_CODE
+    if not sub_calls:
+        body = _LOCAL_READ_CODE + body.replace("llm_query_batched(", "read_all(")
+    return header + body
+
+
+# The no-sub-calls ablation: the REPL has no model to call, so the code reads each page itself,
+# keeping the (at most 3) lines that name the most question terms.
+_LOCAL_READ_CODE = """
+def read_locally(prompt):
+    body = prompt.split("\\n\\n", 1)[-1]
+    scored = []
+    for i, line in enumerate(body.splitlines()):
+        low = line.lower()
+        hits = sum(1 for t in terms if t[:6] in low)
+        if hits and line.strip():
+            scored.append((-hits, i, " ".join(line.split())))
+    return "\\n".join(s[2] for s in sorted(scored)[:3]) or "NO RELEVANT TEXT"
+
+def read_all(prompts):
+    return [read_locally(p) for p in prompts]
+"""
 
 
 _SCORING_CODE = """
@@ -744,13 +769,18 @@ def root_reply(messages: list[dict]) -> str:
         question = _question_of(messages)
         system = str(messages[0].get("content", ""))
         # The madqa prompt binds only `context` and sub-calls, so its code reads `context`.
-        has_corpus = "No document corpus" not in system and "[rlm-docs:root madqa]" not in system
+        has_corpus = "No document corpus" not in system and not system.startswith(
+            "[rlm-docs:root madqa"
+        )
+        sub_calls = "no-sub-calls" not in system.split("\n", 1)[0]
         task = parse_task(question) if has_corpus else None
-        if task is not None:
-            return f"{_TASK_PLANS[task['kind'] == 'needle']}\n```repl\n{task_code(task)}```"
-        code = _root_code(question, has_corpus)
+        code = task_code(task) if task is not None else ""
+        if task is not None and (sub_calls or "llm_query" not in code):
+            return f"{_TASK_PLANS[task['kind'] == 'needle']}\n```repl\n{code}```"
+        code = _root_code(question, has_corpus, sub_calls=sub_calls)
+        reader = "with the sub-model" if sub_calls else "in the REPL"
         return (
-            "I will locate candidate pages with search, read them with the sub-model, "
+            f"I will locate candidate pages with search, read them {reader}, "
             f"and keep the best-supported answer.\n```repl\n{code}```"
         )
     return "FINAL(No answer found in the documents.)"

@@ -1,4 +1,5 @@
-"""The `offline` model's policy for the baseline systems (`bm25-agent`, `static-rag`).
+"""The `offline` model's policy for the baseline systems (`bm25-agent`, `static-rag`,
+`long-context`, `map-reduce`).
 
 Baseline prompts start with `[rlm-docs:baseline NAME]`; the offline client (`offline.py`)
 recognises that marker and hands such requests here, so baselines use `offline` like any model.
@@ -11,6 +12,13 @@ governor and scoring code without a model:
   the first few terms, then the next few), and answer with the best reading on the fourth
   search or the forced last turn.
 - **static-rag**: read the given pages once and answer from the best one.
+- **long-context**: rank the pages of the (possibly truncated) corpus in the prompt by how many
+  question terms they contain, read the best `LONG_CONTEXT_READS` and answer from the best
+  reading; it sees only what the window kept, so truncation costs it answers honestly.
+- **map-reduce**, map call: read the excerpt's pages; `NO RELEVANT TEXT` when no line shares a
+  question term, else the JSON answer with the page cited and the supporting line as `quote`.
+  Reduce call: the note whose quote covers most question terms (the earliest on a tie); an
+  empty answer when no excerpt had relevant text.
 
 An answer is the first amount in the best line when the question asks for a quantity,
 otherwise the line itself.
@@ -23,6 +31,12 @@ from rlm_docs.models import offline
 from rlm_docs.models.offline import BASELINE_MARKER
 
 _PAGE = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]\n(.*?)\n\[END PAGE\]", re.M | re.S)
+# The rendered corpus (rlm_docs.corpus.render): file headers, then [PAGE n] ... [END PAGE n].
+_FILE = re.compile(r"^\[FILE: (.+?) \| TOTAL PAGES: \d+\]$", re.M)
+_RENDERED_PAGE = re.compile(r"^\[PAGE (\d+)\]\n(.*?)\n\[END PAGE \1\]$", re.M | re.S)
+_NOTE = re.compile(r"^\[NOTE \d+ \| [^\n]*\]\n(.*?)\n\[END NOTE\]$", re.M | re.S)
+NOT_RELEVANT = "NO RELEVANT TEXT"
+LONG_CONTEXT_READS = 8
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 MAX_SEARCHES = 4
 
@@ -32,32 +46,55 @@ def is_baseline(messages: list[dict]) -> bool:
     return bool(messages) and str(messages[0].get("content", "")).startswith(BASELINE_MARKER)
 
 
-def _best_reading(question: str, text: str) -> tuple[float, str, dict | None]:
-    """(coverage of question terms, best line, cited page) over the page blocks in `text`."""
+def _coverage(question: str, text: str) -> float:
+    """Share of the question's (stemmed) terms found among the words of `text`."""
     wanted = {offline._stem(t) for t in offline.terms(question)}
+    got = {offline._stem(w) for w in offline.terms(text)}
+    return len(wanted & got) / max(len(wanted), 1)
+
+
+def _amounts(line: str) -> list[str]:
+    """Numbers in `line` that are not years (the values a quantity question asks for)."""
+    return [
+        m.group(0).strip(" ()")
+        for m in offline._NUMBER.finditer(line)
+        if re.search(r"\d", m.group(0)) and not _YEAR.match(m.group(0).strip(" ()"))
+    ]
+
+
+def _best_reading(
+    question: str,
+    text: str,
+    blocks: list[tuple[str, str, str]] | None = None,
+    prefer_amounts: bool = False,
+) -> tuple[float, str, dict | None]:
+    """(coverage of question terms, best line, cited page) over the page blocks in `text`
+    (or the given `(document, page, body)` blocks), earlier blocks winning ties. With
+    `prefer_amounts`, a line holding an amount outranks an equally covering one without, when
+    the question asks for a quantity (pages not pre-ranked by a search engine need this)."""
+    wanted = {offline._stem(t) for t in offline.terms(question)}
+    bonus = 0.25 if prefer_amounts and offline._QUANT.search(question) else 0.0
     best: tuple[float, str, dict | None] = (0.0, "", None)
-    for rank, (doc, page, body) in enumerate(_PAGE.findall(text)):
+    for rank, (doc, page, body) in enumerate(_PAGE.findall(text) if blocks is None else blocks):
         line = offline.read(f"Question: {question}\n{body}", limit=1)
         if line == offline.NOT_FOUND:
             continue
         got = {offline._stem(w) for w in offline.terms(line)}
         coverage = len(wanted & got) / max(len(wanted), 1) - rank * 0.01
+        coverage += bonus if _amounts(line) else 0.0
         if coverage > best[0]:
             best = (coverage, line, {"file": doc, "page": int(page)})
     return best
 
 
-def _answer_json(question: str, line: str, cite: dict | None) -> str:
+def _answer_json(question: str, line: str, cite: dict | None, quote: bool = False) -> str:
     value = line
     if offline._QUANT.search(question):
-        amounts = [
-            m.group(0).strip(" ()")
-            for m in offline._NUMBER.finditer(line)
-            if re.search(r"\d", m.group(0)) and not _YEAR.match(m.group(0).strip(" ()"))
-        ]
+        amounts = _amounts(line)
         value = amounts[0] if amounts else line
     answer = [value] if value else []
-    return json.dumps({"answer": answer, "citations": [cite] if cite else []})
+    reply = {"answer": answer, "citations": [cite] if cite else []}
+    return json.dumps(reply | ({"quote": line} if quote else {}))
 
 
 def _queries(question: str) -> list[str]:
@@ -98,9 +135,72 @@ def static_rag_reply(messages: list[dict]) -> str:
     return _answer_json(question, line, cite)
 
 
+def _questions(prompt: str) -> list[str]:
+    return re.findall(r"^Question:\s*(.+)$", prompt, re.M)
+
+
+def rendered_pages(text: str) -> list[tuple[str, str, str]]:
+    """(document, page, body) of every page of a rendered corpus (or a prefix of one)."""
+    heads = list(_FILE.finditer(text))
+    out = []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        for m in _RENDERED_PAGE.finditer(text, head.end(), end):
+            out.append((head.group(1), m.group(1), m.group(2)))
+    return out
+
+
+def long_context_reply(messages: list[dict]) -> str:
+    prompt = str(messages[0].get("content", ""))
+    found = _questions(prompt)
+    question = found[-1] if found else ""
+    stems = [t[:6] for t in offline.terms(question)]
+    pages = rendered_pages(prompt)
+    hits = [sum(1 for t in stems if t in body.lower()) for _, _, body in pages]
+    order = sorted(range(len(pages)), key=lambda i: (-hits[i], i))[:LONG_CONTEXT_READS]
+    chosen = [pages[i] for i in order if hits[i]]
+    _, line, cite = _best_reading(question, "", chosen, prefer_amounts=True)
+    return _answer_json(question, line, cite)
+
+
+def map_reply(messages: list[dict]) -> str:
+    prompt = str(messages[0].get("content", ""))
+    found = _questions(prompt)
+    question = found[0] if found else ""
+    coverage, line, cite = _best_reading(question, prompt, prefer_amounts=True)
+    if cite is None or coverage <= 0:
+        return NOT_RELEVANT
+    return _answer_json(question, line, cite, quote=True)
+
+
+def reduce_reply(messages: list[dict]) -> str:
+    prompt = str(messages[0].get("content", ""))
+    found = _questions(prompt)
+    question = found[-1] if found else ""
+    best: tuple[float, dict] = (0.0, {"answer": [], "citations": []})
+    for note in _NOTE.findall(prompt):
+        try:
+            parsed = json.loads(note)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(parsed, dict) or not parsed.get("answer"):
+            continue
+        coverage = _coverage(question, str(parsed.get("quote") or parsed["answer"]))
+        if coverage > best[0]:
+            best = (coverage, parsed)
+    return json.dumps({"answer": best[1]["answer"], "citations": best[1].get("citations", [])})
+
+
+_POLICIES = {
+    "bm25-agent": bm25_agent_reply,
+    "long-context": long_context_reply,
+    "map-reduce-map": map_reply,
+    "map-reduce-reduce": reduce_reply,
+}
+
+
 def baseline_reply(messages: list[dict]) -> str:
     """The reply for a baseline request (see module docstring)."""
     first = str(messages[0].get("content", ""))
-    if first.startswith(BASELINE_MARKER + " bm25-agent]"):
-        return bm25_agent_reply(messages)
-    return static_rag_reply(messages)
+    name = first[len(BASELINE_MARKER) :].split("]", 1)[0].strip()
+    return _POLICIES.get(name, static_rag_reply)(messages)

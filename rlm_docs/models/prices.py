@@ -1,5 +1,8 @@
 """Dollar cost of a call from a dated price table, so budgets work even when providers send no price.
 
+The table is also the model table: an optional `context_window` per model (tokens one request
+may hold, prompt + reply) sizes what the `long-context` and `map-reduce` baselines send.
+
 Costs are computed in whole nano-dollars (1e-9 USD) and summed as integers, so a ledger total
 equals the governor's running total exactly, whatever order calls finished in.
 """
@@ -23,11 +26,12 @@ _FIELDS = ("input", "output", "cached_input")
 
 @dataclass(frozen=True)
 class Price:
-    """USD per 1M tokens."""
+    """USD per 1M tokens, and the model's context window in tokens (None when not listed)."""
 
     input: float
     output: float
     cached_input: float
+    context_window: int | None = None
 
     def cost(self, usage: Usage) -> float:
         """Cost of `usage`; cached input tokens are charged at the cached rate."""
@@ -90,7 +94,15 @@ def _parse_table(data: Any, source: str) -> PriceTable:
                     f"non-negative number (USD per 1M tokens), got {value!r}"
                 )
             values[field] = float(value)
-        models[name] = Price(**values)
+        window = entry.get("context_window")
+        if window is not None and (
+            isinstance(window, bool) or not isinstance(window, int) or window < 1
+        ):
+            raise ConfigError(
+                f"price table {source}: model {name!r} field 'context_window' must be a "
+                f"positive whole number of tokens, got {window!r}"
+            )
+        models[name] = Price(**values, context_window=window)
     return PriceTable(models, str(data.get("date", "unknown")), str(data.get("currency", "USD")))
 
 
@@ -137,3 +149,13 @@ def price_of(client: Any) -> Price | None:
     if getattr(client, "backend", None) == "offline":
         return FREE
     return load_prices().lookup(getattr(client, "model", ""))
+
+
+def context_window_of(client: Any) -> int | None:
+    """Tokens one request to `client` may hold: its own `context_window` attribute, else the
+    table's entry for its model (the offline model has a nominal entry), else None."""
+    own = getattr(client, "context_window", None)
+    if own:
+        return int(own)
+    price = getattr(client, "price", None) or load_prices().lookup(getattr(client, "model", ""))
+    return price.context_window if price is not None else None

@@ -21,6 +21,8 @@ _REGISTRY = {
     "rlm": "rlm_docs.systems.rlm_system:RlmSystem",
     "bm25-agent": "rlm_docs.systems.bm25_agent:Bm25Agent",
     "static-rag": "rlm_docs.systems.static_rag:StaticRag",
+    "long-context": "rlm_docs.systems.long_context:LongContext",
+    "map-reduce": "rlm_docs.systems.map_reduce:MapReduce",
 }
 SYSTEM_NAMES = tuple(_REGISTRY)
 

@@ -2,7 +2,7 @@
 
 `RLM.ask` builds its own governor per question; it gets the run's budget and shared ledger, so
 its calls and effort fields are accounted exactly like the baselines'. The governor passed in
-by the runner is therefore unused here.
+by the runner is therefore unused here. Option `sub_calls=False` is the no-sub-calls ablation.
 """
 
 from rlm_docs.engine import RLM, Prediction
@@ -25,6 +25,7 @@ class RlmSystem:
             prompt=str(config.options.get("prompt", "docs")),
             log_dir=config.log_dir,
             ledger=config.ledger,
+            sub_calls=bool(config.options.get("sub_calls", True)),
         )
 
     def answer(self, question: Question, governor: Governor) -> Prediction:

@@ -1,0 +1,132 @@
+"""`long-context`: the whole corpus in one call (the RLM paper's "base model" baseline).
+
+The rendered corpus goes into a single root call. When it does not fit, the largest
+page-aligned prefix that does is sent instead, ending with a truncation note; how much was kept
+is recorded in the prediction's `info["context"]` and the trajectory. The window is the model's
+`context_window` from the price/model table (or the `context_window` option), less a reply
+allowance; a `max_input_tokens` budget shrinks it further, so the governor is never asked for a
+call it must refuse on input tokens. Dollar limits stay hard: a refused call is a `budget` stop.
+"""
+
+import time
+from typing import Any
+
+from rlm_docs.engine.citations import validate
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.errors import ConfigError
+from rlm_docs.eval.dataset import Question
+from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.models import context_window_of, make_client
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.replies import read_reply
+from rlm_docs.systems.windows import fit_prefix
+from rlm_docs.templates import render
+from rlm_docs.tokens import count_message_tokens
+
+REPLY_TOKENS = 8192
+# count_message_tokens adds 4 per message + 3; joining the prompt's parts may merge a token.
+MESSAGE_OVERHEAD = 8
+
+
+def model_window(client: Any, options: dict[str, Any], flag: str = "--context-window") -> int:
+    """The window to plan with: the option if given, else the model table's; ConfigError if
+    neither is known (naming the model and how to fix it)."""
+    window = options.get("context_window") or context_window_of(client)
+    if not window:
+        raise ConfigError(
+            f"model {client.spec}: context window unknown; add 'context_window' to its "
+            f"price-table entry (RLM_DOCS_PRICES) or pass {flag} N"
+        )
+    return int(window)
+
+
+class LongContext:
+    """Everything (or the prefix that fits) in one call."""
+
+    name = "long-context"
+
+    def __init__(self, config: SystemConfig) -> None:
+        self.config = config
+        self.corpus = config.corpus
+        self.client = make_client(config.model)  # offline recognises baseline prompts
+        self.window = model_window(self.client, config.options)
+        self.reply_tokens = int(config.options.get("reply_tokens", REPLY_TOKENS))
+        if self.reply_tokens >= self.window:
+            raise ConfigError(
+                f"long-context: reply allowance {self.reply_tokens} must be below the context "
+                f"window {self.window}"
+            )
+
+    def _prompt(self, question: str, context: str, truncation: str) -> str:
+        return render(
+            "long_context",
+            num_documents=len(self.corpus.documents),
+            num_pages=self.corpus.total_pages,
+            truncation=truncation,
+            context=context,
+            question=question,
+        )
+
+    def _fit(self, question: str) -> tuple[str, str, dict[str, Any]]:
+        """The prompt with the largest context that fits, the same prompt with the context
+        elided (for the trajectory), and the record of what was kept."""
+        limit, limited_by = self.window - self.reply_tokens, "context_window"
+        max_input = self.config.budget.max_input_tokens
+        if max_input is not None and max_input < limit:
+            limit, limited_by = max_input, "max_input_tokens"
+        note = (
+            " Only the first {kept} of {total} pages fit in your context window; the rest of "
+            "the corpus is cut off where the text says so."
+        )
+        pages = self.corpus.total_pages
+        shell = self._prompt(question, "", note.format(kept=pages, total=pages))
+        available = limit - count_message_tokens([{"content": shell}]) - MESSAGE_OVERHEAD
+        prefix = fit_prefix(self.corpus, max(available, 0))
+        truncation = note.format(kept=prefix.pages, total=prefix.total_pages)
+        truncation = truncation if prefix.truncated else ""
+        prompt = self._prompt(question, prefix.text, truncation)
+        elided = f"[... rendered corpus: {prefix.pages} pages, {prefix.tokens} tokens ...]"
+        info = {
+            "context_window": self.window,
+            "limit_tokens": limit,
+            "limited_by": limited_by,
+            "corpus_tokens": self.corpus.total_tokens,
+            "context_tokens": prefix.tokens,
+            "pages_kept": prefix.pages,
+            "pages_total": prefix.total_pages,
+            "truncated": prefix.truncated,
+            "last_page": prefix.last if prefix.truncated else None,
+        }
+        return prompt, self._prompt(question, elided, truncation), info
+
+    def answer(self, question: Question, governor: Governor) -> Prediction:
+        """Fit, call once, parse; a refused or failed call is a `budget` / `error` stop."""
+        start = time.perf_counter()
+        prompt, logged, context = self._fit(question.question)
+        messages = [{"role": "user", "content": prompt}]
+        trajectory = new_trajectory(self.config, self.name, question, context=context)
+        record = trajectory.iteration([{"role": "user", "content": logged}])
+        record["context"] = context
+        prediction = Prediction(
+            question=question.question, question_id=question.id, info={"context": context}
+        )
+        try:
+            governor.step()
+            completion = governor.call(self.client, messages, role="root")
+        except BudgetExceeded as exc:
+            prediction.stop_reason, record["notice"] = "budget", str(exc)
+            trajectory.close(record)
+            return finish(self.config, trajectory, governor, prediction, start)
+        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+            prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
+            trajectory.close(record)
+            return finish(self.config, trajectory, governor, prediction, start)
+        reply = read_reply(completion.text, allow_search=False)
+        record["response"] = completion.text
+        record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
+        record["final_answer"] = reply.answer
+        trajectory.close(record)
+        prediction.answer = reply.answer
+        prediction.citations, _ = validate(self.corpus, reply.citations)
+        prediction.raw_answer = completion.text
+        return finish(self.config, trajectory, governor, prediction, start)

@@ -1,0 +1,190 @@
+"""`map-reduce`: decomposition without agency (the RLM paper's comparison point).
+
+The corpus is cut once into fixed page-aligned chunks of `chunk_tokens` (default: a quarter of
+the sub-model's context window). For every question each chunk gets one sub-model call with
+the question (`llm_query_batched`, the same host function the RLM uses, so the calls are
+governed, concurrent up to `max_concurrency` and recorded alike), then one root call combines
+the relevant notes. Nothing is chosen by a model: which text is read is fixed by the chunking.
+
+The map runs in batches of `max_concurrency` and stops at the first batch the budget refuses
+entirely, so a sub-call limit below the chunk count reads a prefix of the corpus; the counts
+(chunks, read, relevant, refused) are in the prediction's `info["map"]`.
+"""
+
+import threading
+import time
+from typing import Any
+
+from rlm_docs.engine.citations import validate
+from rlm_docs.engine.host_functions import HostFunctions
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.errors import ConfigError
+from rlm_docs.eval.dataset import Question
+from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.models import make_client
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.long_context import REPLY_TOKENS, model_window
+from rlm_docs.systems.replies import read_reply
+from rlm_docs.systems.windows import Chunk, chunk_pages
+from rlm_docs.templates import render
+from rlm_docs.tokens import count_tokens
+
+NOT_RELEVANT = "NO RELEVANT TEXT"
+NOTE_CHARS = 4000
+REFUSED = "Error: BudgetExceeded"
+
+
+def default_chunk_tokens(window: int) -> int:
+    """A quarter of the sub-model's window: room for the instructions and the reply."""
+    return max(window // 4, 512)
+
+
+def _relevant(note: str) -> bool:
+    text = note.strip()
+    return bool(text) and not text.startswith(NOT_RELEVANT) and not text.startswith(REFUSED)
+
+
+class MapReduce:
+    """One sub-call per fixed chunk, then one reduce call."""
+
+    name = "map-reduce"
+
+    def __init__(self, config: SystemConfig) -> None:
+        self.config = config
+        self.corpus = config.corpus
+        self.client = make_client(config.model)  # offline recognises baseline prompts
+        self.sub_client = make_client(config.sub_model) if config.sub_model else self.client
+        self.window = model_window(self.client, config.options)
+        chunk = config.options.get("chunk_tokens")
+        if chunk is None:
+            chunk = default_chunk_tokens(model_window(self.sub_client, {}, "--chunk-tokens"))
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 64:
+            raise ConfigError(f"map-reduce: chunk size must be >= 64 tokens, got {chunk!r}")
+        self.chunk_tokens = chunk
+        self._chunks: list[Chunk] | None = None
+        self._lock = threading.Lock()
+
+    def chunks(self) -> list[Chunk]:
+        """The corpus's chunks, cut once (the same for every question)."""
+        with self._lock:
+            if self._chunks is None:
+                self._chunks = chunk_pages(self.corpus, self.chunk_tokens)
+            return self._chunks
+
+    def _map(self, question: str, governor: Governor) -> tuple[list[str], list[dict[str, Any]]]:
+        """Notes per chunk, in order, until the budget refuses a whole batch; and the sub-calls
+        as trajectory `rlm_calls` (each prompt shortened to its chunk's label: the text is in
+        the store, and a log of every chunk per question would be the corpus many times)."""
+        host = HostFunctions(governor, self.sub_client, corpus=self.corpus)
+        chunks = self.chunks()
+        notes: list[str] = []
+        labels: dict[str, str] = {}
+        step = governor.budget.max_concurrency
+        for i in range(0, len(chunks), step):
+            prompts = []
+            for c in chunks[i : i + step]:
+                prompts.append(render("map_chunk", question=question, chunk=c.text))
+                labels[prompts[-1]] = f"[map prompt: the question and excerpt {c.label}]"
+            try:
+                notes += host.llm_query_batched(prompts)
+            except BudgetExceeded:
+                break
+        calls = [c | {"prompt": labels.get(c["prompt"], c["prompt"])} for c in host.calls]
+        return notes, calls
+
+    def _reduce_prompt(self, question: str, notes: list[str]) -> tuple[str, dict[str, Any]]:
+        chunks = self.chunks()
+        relevant = [i for i, n in enumerate(notes) if _relevant(n)]
+        refused = sum(1 for n in notes if n.startswith(REFUSED))
+        read = len(notes) - refused
+        coverage = f"{read} excerpts were read ({len(relevant)} with relevant notes)"
+        if read < len(chunks):
+            coverage += f"; the budget stopped the reading after {read} of {len(chunks)}"
+        limit = self.window - REPLY_TOKENS
+        shell = render(
+            "map_reduce",
+            num_documents=len(self.corpus.documents),
+            num_pages=self.corpus.total_pages,
+            chunks=len(chunks),
+            coverage=coverage + ".",
+            notes="",
+            question=question,
+        )
+        used, blocks = count_tokens(shell) + 16, []
+        for i in relevant:
+            block = (
+                f"[NOTE {i + 1} | excerpt: {chunks[i].label}]\n{notes[i][:NOTE_CHARS]}\n[END NOTE]"
+            )
+            cost = count_tokens(block) + 2
+            if used + cost > limit:
+                break
+            blocks.append(block)
+            used += cost
+        if not relevant:
+            blocks = ["(No excerpt held relevant text.)"]
+        elif len(blocks) < len(relevant):
+            coverage += f"; {len(blocks)} of the {len(relevant)} notes fit here"
+        prompt = render(
+            "map_reduce",
+            num_documents=len(self.corpus.documents),
+            num_pages=self.corpus.total_pages,
+            chunks=len(chunks),
+            coverage=coverage + ".",
+            notes="\n\n".join(blocks),
+            question=question,
+        )
+        info = {
+            "chunk_tokens": self.chunk_tokens,
+            "chunks": len(chunks),
+            "read": read,
+            "relevant": len(relevant),
+            "not_read": len(chunks) - read,
+            "notes_sent": len(blocks) if relevant else 0,
+        }
+        return prompt, info
+
+    def answer(self, question: Question, governor: Governor) -> Prediction:
+        """Map, then reduce; a refused reduce is a `budget` stop, a failure an `error`."""
+        start = time.perf_counter()
+        trajectory = new_trajectory(
+            self.config, self.name, question, chunk_tokens=self.chunk_tokens
+        )
+        prediction = Prediction(question=question.question, question_id=question.id)
+        record = trajectory.iteration([{"role": "user", "content": question.question}])
+        try:
+            notes, calls = self._map(question.question, governor)
+        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+            prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
+            trajectory.close(record)
+            return finish(self.config, trajectory, governor, prediction, start)
+        prompt, info = self._reduce_prompt(question.question, notes)
+        prediction.info = {"map": info}
+        record["code_blocks"].append(
+            {
+                "code": f"# map: one llm_query per chunk ({info['chunks']} chunks)",
+                "result": {"stdout": "", "stderr": "", "locals": {}, "rlm_calls": calls},
+            }
+        )
+        record["map"] = info
+        record["prompt"] = [{"role": "user", "content": prompt}]
+        messages = [{"role": "user", "content": prompt}]
+        try:
+            governor.step()
+            completion = governor.call(self.client, messages, role="root")
+        except BudgetExceeded as exc:
+            prediction.stop_reason, record["notice"] = "budget", str(exc)
+            trajectory.close(record)
+            return finish(self.config, trajectory, governor, prediction, start)
+        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+            prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
+            trajectory.close(record)
+            return finish(self.config, trajectory, governor, prediction, start)
+        reply = read_reply(completion.text, allow_search=False)
+        record["response"] = completion.text
+        record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
+        record["final_answer"] = reply.answer
+        trajectory.close(record)
+        prediction.answer = reply.answer
+        prediction.citations, _ = validate(self.corpus, reply.citations)
+        prediction.raw_answer = completion.text
+        return finish(self.config, trajectory, governor, prediction, start)

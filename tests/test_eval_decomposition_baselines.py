@@ -1,0 +1,61 @@
+"""`rlm-docs eval` / `report` with the decomposition baselines and the no-sub-calls ablation,
+end to end with the offline model on the fixture corpus."""
+
+import json
+
+import pytest
+
+from rlm_docs.cli import main
+from tests.fixtures.eval.support import QUESTIONS, build_store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return build_store(tmp_path_factory.mktemp("eval") / "store")
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def _eval(store, out, *extra):
+    args = ["eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--model", "offline"]
+    return main([*args, "--out", str(out), "--no-progress", *extra])
+
+
+def test_every_new_system_runs_and_the_report_tells_the_ablation_apart(env, store, capsys):
+    runs = {
+        "long-context": ["--system", "long-context", "--context-window", "8700"],
+        "map-reduce": ["--system", "map-reduce", "--chunk-tokens", "120"],
+        "no-sub": ["--system", "rlm", "--no-sub-calls"],
+    }
+    for name, flags in runs.items():
+        assert _eval(store, env / name, *flags) == 0
+    rows = {
+        name: [json.loads(line) for line in (env / name / "results.jsonl").read_text().splitlines()]
+        for name in runs
+    }
+    assert all(len(r) == 6 for r in rows.values())
+    assert all(r["info"]["context"]["truncated"] for r in rows["long-context"])
+    assert all(r["sub_calls"] == r["info"]["map"]["chunks"] > 1 for r in rows["map-reduce"])
+    assert all(r["sub_calls"] == 0 for r in rows["no-sub"])
+    manifest = json.loads((env / "no-sub" / "run.json").read_text())
+    assert manifest["options"]["sub_calls"] is False
+    assert main(["report", *(str(env / n) for n in runs), "--out", str(env / "report")]) == 0
+    report = (env / "report" / "report.md").read_text()
+    assert "rlm --no-sub-calls / offline" in report and "map-reduce / offline" in report
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--system", "static-rag", "--no-sub-calls"], "--no-sub-calls applies to --system rlm"),
+        (["--system", "map-reduce", "--chunk-tokens", "10"], "--chunk-tokens must be >= 64"),
+    ],
+)
+def test_misused_baseline_flags_exit_2_naming_the_flag(env, store, capsys, flags, message):
+    assert _eval(store, env / "bad", *flags) == 2
+    assert message in capsys.readouterr().err
+    assert not (env / "bad").exists()
