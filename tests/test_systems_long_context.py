@@ -6,44 +6,27 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine.trajectory import read_trajectory
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import load_questions
-from rlm_docs.governor import Budget, Governor, Ledger
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.systems import SystemConfig, make_system
 from rlm_docs.systems.windows import TRUNCATION_NOTE, fit_prefix
 from rlm_docs.tokens import count_message_tokens, count_tokens
-from tests.fixtures.eval.support import DOCS, QUESTIONS
+from tests.fixtures.eval.support import DOCS, QUESTIONS, run_system, server_env
 from tests.servers.chat import ChatServer
 
+pytestmark = pytest.mark.usefixtures(server_env.__name__)
 CORPUS = Corpus.from_documents(DOCS)
 Q1 = load_questions(QUESTIONS)[0]  # Acme revenue, on acme_2022_10k page 2
 ANSWER = {"answer": ["$4.2 billion"], "citations": [{"file": "acme_2022_10k", "page": 2}]}
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
-    return tmp_path
-
-
 def _run(tmp_path, model, budget=None, **options):
-    (tmp_path / "logs").mkdir(exist_ok=True)
-    config = SystemConfig(
-        corpus=CORPUS,
-        model=model,
-        budget=budget or Budget(),
-        log_dir=str(tmp_path / "logs"),
-        options=options,
-    )
-    system = make_system("long-context", config)
-    ledger = Ledger()
-    prediction = system.answer(Q1, Governor(config.budget, ledger=ledger, question_id=Q1.id))
+    _, prediction, ledger = run_system(tmp_path, "long-context", model, budget, **options)
     return prediction, ledger
 
 
-def test_the_whole_corpus_fits_and_is_sent_unchanged_in_one_call(env):
+def test_the_whole_corpus_fits_and_is_sent_unchanged_in_one_call(tmp_path):
     with ChatServer(reply=lambda m: json.dumps(ANSWER)) as srv:
-        p, ledger = _run(env, f"openai:gpt-4o-mini@{srv.base_url}")
+        p, ledger = _run(tmp_path, f"openai:gpt-4o-mini@{srv.base_url}")
         prompt = srv.requests[0].body["messages"][0]["content"]
     assert CORPUS.render() in prompt and TRUNCATION_NOTE not in prompt
     assert (p.answer, p.citations, p.steps, p.stop_reason) == (
@@ -58,7 +41,7 @@ def test_the_whole_corpus_fits_and_is_sent_unchanged_in_one_call(env):
     assert context["pages_kept"] == context["pages_total"] == CORPUS.total_pages
 
 
-def test_a_small_window_keeps_the_largest_page_prefix_and_records_the_cut(env):
+def test_a_small_window_keeps_the_largest_page_prefix_and_records_the_cut(tmp_path):
     seen = []
 
     def reply(messages):
@@ -66,7 +49,9 @@ def test_a_small_window_keeps_the_largest_page_prefix_and_records_the_cut(env):
         return json.dumps({"answer": ["not in the text I was given"], "citations": []})
 
     with ChatServer(reply=reply) as srv:
-        p, _ = _run(env, f"openai:gpt-4o-mini@{srv.base_url}", context_window=600, reply_tokens=100)
+        p, _ = _run(
+            tmp_path, f"openai:gpt-4o-mini@{srv.base_url}", context_window=600, reply_tokens=100
+        )
     prompt = seen[0]
     context = p.info["context"]
     assert context["truncated"] is True and context["limited_by"] == "context_window"
@@ -97,41 +82,41 @@ def test_fit_prefix_is_exact_at_page_boundaries():
     assert fit_prefix(CORPUS, 0).pages == 0
 
 
-def test_an_input_token_budget_shrinks_the_context_instead_of_being_refused(env):
+def test_an_input_token_budget_shrinks_the_context_instead_of_being_refused(tmp_path):
     with ChatServer(reply=lambda m: json.dumps(ANSWER)) as srv:
         p, ledger = _run(
-            env, f"openai:gpt-4o-mini@{srv.base_url}", budget=Budget(max_input_tokens=400)
+            tmp_path, f"openai:gpt-4o-mini@{srv.base_url}", budget=Budget(max_input_tokens=400)
         )
     assert p.info["context"]["limited_by"] == "max_input_tokens"
     assert p.info["context"]["truncated"] is True and p.stop_reason == "final"
     assert ledger.entries[0].input_tokens <= 400
 
 
-def test_a_dollar_budget_too_small_for_the_prompt_is_refused_by_the_governor(env):
+def test_a_dollar_budget_too_small_for_the_prompt_is_refused_by_the_governor(tmp_path):
     with ChatServer(reply=lambda m: json.dumps(ANSWER)) as srv:
         p, ledger = _run(
-            env, f"openai:gpt-4o-mini@{srv.base_url}", budget=Budget(max_cost_usd=0.000001)
+            tmp_path, f"openai:gpt-4o-mini@{srv.base_url}", budget=Budget(max_cost_usd=0.000001)
         )
         assert srv.requests == []  # refused before any request
     assert p.stop_reason == "budget" and p.answer == [] and ledger.entries == []
     assert "dollar budget exhausted" in read_trajectory(p.trajectory)[1]["notice"]
 
 
-def test_unknown_context_window_is_a_config_error_naming_the_fix(env):
-    script = env / "replies.json"
+def test_unknown_context_window_is_a_config_error_naming_the_fix(tmp_path):
+    script = tmp_path / "replies.json"
     script.write_text("[]")
     with pytest.raises(ConfigError, match="context window unknown.*--context-window"):
-        _run(env, f"scripted:{script}")
+        _run(tmp_path, f"scripted:{script}")
 
 
-def test_offline_long_context_answers_from_the_page_holding_the_answer(env):
-    p, ledger = _run(env, "offline")
+def test_offline_long_context_answers_from_the_page_holding_the_answer(tmp_path):
+    p, ledger = _run(tmp_path, "offline")
     assert p.answer == ["$4.2 billion"]
     assert p.citations == [{"file": "acme_2022_10k", "page": 2}]
     assert len(ledger.entries) == 1 and p.info["context"]["context_window"] == 131072
 
 
-def test_offline_long_context_cannot_answer_from_pages_cut_off(env):
+def test_offline_long_context_cannot_answer_from_pages_cut_off(tmp_path):
     q = load_questions(QUESTIONS)[3]  # Initech, the last document
     config = SystemConfig(corpus=CORPUS, model="offline", options={"context_window": 8700})
     system = make_system("long-context", config)

@@ -13,20 +13,13 @@ from rlm_docs.systems import SystemConfig, make_system
 from rlm_docs.systems.map_reduce import default_chunk_tokens
 from rlm_docs.systems.windows import chunk_pages
 from rlm_docs.tokens import count_tokens
-from tests.fixtures.eval.support import DOCS, QUESTIONS
+from tests.fixtures.eval.support import DOCS, QUESTIONS, run_system, server_env
 from tests.servers.chat import ChatServer
 
+pytestmark = pytest.mark.usefixtures(server_env.__name__)
 CORPUS = Corpus.from_documents(DOCS)
 Q1 = load_questions(QUESTIONS)[0]  # Acme revenue, on acme_2022_10k page 2
 _LABEL = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]", re.M)
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
-    return tmp_path
 
 
 class Reader:
@@ -58,18 +51,8 @@ class Reader:
 
 
 def _run(tmp_path, srv, budget=None, **options):
-    (tmp_path / "logs").mkdir(exist_ok=True)
-    config = SystemConfig(
-        corpus=CORPUS,
-        model=f"openai:gpt-4o-mini@{srv.base_url}",
-        budget=budget or Budget(),
-        log_dir=str(tmp_path / "logs"),
-        options=options,
-    )
-    system = make_system("map-reduce", config)
-    ledger = Ledger()
-    prediction = system.answer(Q1, Governor(config.budget, ledger=ledger, question_id=Q1.id))
-    return system, prediction, ledger
+    model = f"openai:gpt-4o-mini@{srv.base_url}"
+    return run_system(tmp_path, "map-reduce", model, budget, **options)
 
 
 def test_chunks_cover_every_page_once_in_order_within_the_size():
@@ -86,10 +69,10 @@ def test_chunks_cover_every_page_once_in_order_within_the_size():
     assert len(chunk_pages(CORPUS, 64)) == CORPUS.total_pages  # no two pages fit in 64 tokens
 
 
-def test_one_sub_call_per_chunk_concurrently_then_one_reduce_call(env):
+def test_one_sub_call_per_chunk_concurrently_then_one_reduce_call(tmp_path):
     reader = Reader(delay=0.2)
     with ChatServer(reply=reader) as srv:
-        system, p, ledger = _run(env, srv, budget=Budget(max_concurrency=4), chunk_tokens=64)
+        system, p, ledger = _run(tmp_path, srv, budget=Budget(max_concurrency=4), chunk_tokens=64)
     chunks = len(system.chunks())
     assert chunks == CORPUS.total_pages == 8
     roles = [e.role for e in ledger.entries]
@@ -113,11 +96,11 @@ def test_one_sub_call_per_chunk_concurrently_then_one_reduce_call(env):
     assert len(calls) == 8 and all(c["prompt"].startswith("[map prompt:") for c in calls)
 
 
-def test_a_sub_call_budget_below_the_chunk_count_reads_a_prefix_then_reduces(env):
+def test_a_sub_call_budget_below_the_chunk_count_reads_a_prefix_then_reduces(tmp_path):
     reader = Reader()
     with ChatServer(reply=reader) as srv:
         _, p, ledger = _run(
-            env, srv, budget=Budget(max_sub_calls=3, max_concurrency=2), chunk_tokens=64
+            tmp_path, srv, budget=Budget(max_sub_calls=3, max_concurrency=2), chunk_tokens=64
         )
     roles = [e.role for e in ledger.entries]
     assert roles.count("sub") == 3 and roles[-1] == "root"  # the governor refused the rest
@@ -126,15 +109,15 @@ def test_a_sub_call_budget_below_the_chunk_count_reads_a_prefix_then_reduces(env
     assert "the budget stopped the reading after 3 of 8" in reader.reduce_prompts[0]
 
 
-def test_a_refused_reduce_call_is_a_budget_stop(env):
+def test_a_refused_reduce_call_is_a_budget_stop(tmp_path):
     reader = Reader()
     with ChatServer(reply=reader) as srv:
-        _, p, ledger = _run(env, srv, budget=Budget(max_steps=0), chunk_tokens=64)
+        _, p, ledger = _run(tmp_path, srv, budget=Budget(max_steps=0), chunk_tokens=64)
     assert p.stop_reason == "budget" and p.answer == []
     assert [e.role for e in ledger.entries].count("root") == 0 and reader.reduce_prompts == []
 
 
-def test_chunk_size_defaults_to_a_quarter_of_the_sub_model_window(env):
+def test_chunk_size_defaults_to_a_quarter_of_the_sub_model_window(tmp_path):
     with ChatServer(reply=Reader()) as srv:
         config = SystemConfig(corpus=CORPUS, model=f"openai:gpt-4o-mini@{srv.base_url}")
         assert make_system("map-reduce", config).chunk_tokens == default_chunk_tokens(128000)

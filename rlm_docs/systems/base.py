@@ -15,7 +15,8 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.trajectory import Trajectory, trajectory_file
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
-from rlm_docs.governor import Budget, Governor, Ledger
+from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+from rlm_docs.systems.replies import Reply, read_reply
 
 _REGISTRY = {
     "rlm": "rlm_docs.systems.rlm_system:RlmSystem",
@@ -106,3 +107,33 @@ def finish(
         trajectory.result(prediction.to_madqa())
         trajectory.write(path)
     return prediction
+
+
+def answer_call(
+    client: Any,
+    governor: Governor,
+    messages: list[dict[str, Any]],
+    record: dict[str, Any],
+    prediction: Prediction,
+) -> Reply | None:
+    """One root step and one answering call, parsed into `prediction` (answer, raw answer) and
+    the trajectory `record` (closed here). None when the budget refused the call (`budget`
+    stop, the refusal as the record's notice) or the call failed (`error` stop)."""
+    try:
+        governor.step()
+        completion = governor.call(client, messages, role="root")
+    except BudgetExceeded as exc:
+        prediction.stop_reason, record["notice"] = "budget", str(exc)
+        Trajectory.close(record)
+        return None
+    except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+        prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
+        Trajectory.close(record)
+        return None
+    reply = read_reply(completion.text, allow_search=False)
+    record["response"] = completion.text
+    record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
+    record["final_answer"] = reply.answer
+    Trajectory.close(record)
+    prediction.answer, prediction.raw_answer = reply.answer, completion.text
+    return reply

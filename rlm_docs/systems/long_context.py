@@ -15,10 +15,9 @@ from rlm_docs.engine.citations import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
-from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.governor import Governor
 from rlm_docs.models import context_window_of, make_client
-from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
-from rlm_docs.systems.replies import read_reply
+from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.windows import fit_prefix
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_message_tokens
@@ -110,23 +109,7 @@ class LongContext:
         prediction = Prediction(
             question=question.question, question_id=question.id, info={"context": context}
         )
-        try:
-            governor.step()
-            completion = governor.call(self.client, messages, role="root")
-        except BudgetExceeded as exc:
-            prediction.stop_reason, record["notice"] = "budget", str(exc)
-            trajectory.close(record)
-            return finish(self.config, trajectory, governor, prediction, start)
-        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
-            prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
-            trajectory.close(record)
-            return finish(self.config, trajectory, governor, prediction, start)
-        reply = read_reply(completion.text, allow_search=False)
-        record["response"] = completion.text
-        record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
-        record["final_answer"] = reply.answer
-        trajectory.close(record)
-        prediction.answer = reply.answer
-        prediction.citations, _ = validate(self.corpus, reply.citations)
-        prediction.raw_answer = completion.text
+        reply = answer_call(self.client, governor, messages, record, prediction)
+        if reply is not None:
+            prediction.citations, _ = validate(self.corpus, reply.citations)
         return finish(self.config, trajectory, governor, prediction, start)

@@ -22,9 +22,8 @@ from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client
-from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.long_context import REPLY_TOKENS, model_window
-from rlm_docs.systems.replies import read_reply
 from rlm_docs.systems.windows import Chunk, chunk_pages
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_tokens
@@ -101,16 +100,19 @@ class MapReduce:
         if read < len(chunks):
             coverage += f"; the budget stopped the reading after {read} of {len(chunks)}"
         limit = self.window - REPLY_TOKENS
-        shell = render(
-            "map_reduce",
-            num_documents=len(self.corpus.documents),
-            num_pages=self.corpus.total_pages,
-            chunks=len(chunks),
-            coverage=coverage + ".",
-            notes="",
-            question=question,
-        )
-        used, blocks = count_tokens(shell) + 16, []
+
+        def prompt_with(notes: str) -> str:
+            return render(
+                "map_reduce",
+                num_documents=len(self.corpus.documents),
+                num_pages=self.corpus.total_pages,
+                chunks=len(chunks),
+                coverage=coverage + ".",
+                notes=notes,
+                question=question,
+            )
+
+        used, blocks = count_tokens(prompt_with("")) + 16, []
         for i in relevant:
             block = (
                 f"[NOTE {i + 1} | excerpt: {chunks[i].label}]\n{notes[i][:NOTE_CHARS]}\n[END NOTE]"
@@ -124,15 +126,7 @@ class MapReduce:
             blocks = ["(No excerpt held relevant text.)"]
         elif len(blocks) < len(relevant):
             coverage += f"; {len(blocks)} of the {len(relevant)} notes fit here"
-        prompt = render(
-            "map_reduce",
-            num_documents=len(self.corpus.documents),
-            num_pages=self.corpus.total_pages,
-            chunks=len(chunks),
-            coverage=coverage + ".",
-            notes="\n\n".join(blocks),
-            question=question,
-        )
+        prompt = prompt_with("\n\n".join(blocks))
         info = {
             "chunk_tokens": self.chunk_tokens,
             "chunks": len(chunks),
@@ -168,23 +162,7 @@ class MapReduce:
         record["map"] = info
         record["prompt"] = [{"role": "user", "content": prompt}]
         messages = [{"role": "user", "content": prompt}]
-        try:
-            governor.step()
-            completion = governor.call(self.client, messages, role="root")
-        except BudgetExceeded as exc:
-            prediction.stop_reason, record["notice"] = "budget", str(exc)
-            trajectory.close(record)
-            return finish(self.config, trajectory, governor, prediction, start)
-        except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
-            prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
-            trajectory.close(record)
-            return finish(self.config, trajectory, governor, prediction, start)
-        reply = read_reply(completion.text, allow_search=False)
-        record["response"] = completion.text
-        record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
-        record["final_answer"] = reply.answer
-        trajectory.close(record)
-        prediction.answer = reply.answer
-        prediction.citations, _ = validate(self.corpus, reply.citations)
-        prediction.raw_answer = completion.text
+        reply = answer_call(self.client, governor, messages, record, prediction)
+        if reply is not None:
+            prediction.citations, _ = validate(self.corpus, reply.citations)
         return finish(self.config, trajectory, governor, prediction, start)
