@@ -40,6 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--workers", type=positive_int, default=4, help="questions in parallel (default 4)"
     )
     p.add_argument("--limit", type=positive_int, help="only the first N questions")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="only questions whose FIELD equals VALUE (repeatable, all must hold), e.g. "
+        "text_answerable=true, question_type=cross-page",
+    )
     p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
     p.add_argument(
         "--prompt",
@@ -142,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         budget=budget_from_args(args),
         options=_options(args),
         limit=args.limit,
+        where=args.where,
         workers=1 if person else args.workers,  # one person answers one question at a time
         resume=args.resume,
         progress=not (args.no_progress or person),  # a redrawn bar would cover the prompts

@@ -18,6 +18,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories from `eval`")
     p.add_argument("--out", required=True, metavar="DIR", help="report directory")
+    p.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="also break results down by this question field (repeatable), e.g. "
+        "text_answerable, evidence_sources; hop type, question type, domain and doc_type always",
+    )
     p.set_defaults(func=run)
 
 
@@ -27,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")
 
-    result = build_report(args.runs, args.out)
+    result = build_report(args.runs, args.out, by=args.by)
     print(result["markdown"])
     print()
     print("\n".join(result["notes"]))

@@ -26,6 +26,7 @@ from rlm_docs.eval.aggregate import (
     summarize,
 )
 from rlm_docs.eval.effort import effort_correlations
+from rlm_docs.eval.filters import row_field
 from rlm_docs.eval.rundir import load_run
 
 
@@ -213,10 +214,30 @@ def _html(headers: list[str], rows: list[list[str]]) -> str:
 
 SUBSET_HEADERS = ["Subset", "N", "Accuracy [95% CI]", "Page F1", "Doc F1", "Steps/q", "Tokens/q"]
 _GROUPS = (("hop type", "hop_type"), ("question type", "question_type"), ("domain", "domain"))
+# Question fields broken down whenever a run's questions carry them (MMLongBench-Doc's kinds).
+_OPTIONAL_GROUPS = ("doc_type",)
+
+
+def _group_name(value: Any) -> str:
+    """A field value as a table label: JSON spelling for booleans and null (`true`, `null`)."""
+    return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
+
+
+def _groups(runs: list[RunReport], by: list[str]) -> list[tuple[str, str]]:
+    """The (title, field) breakdowns: the fixed ones, doc_type when present, and `by`;
+    DatasetError naming a `--by` field that no question of any run has."""
+    present = {k for r in runs for row in r.rows for k in (*row, *(row.get("fields") or {}))}
+    groups = list(_GROUPS) + [(k.replace("_", " "), k) for k in _OPTIONAL_GROUPS if k in present]
+    for key in by:
+        if key not in present:
+            raise DatasetError(f"report --by {key}: no question of these runs has that field")
+        if key not in [k for _, k in groups]:
+            groups.append((key, key))
+    return groups
 
 
 def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
-    groups = by_group(run.rows, lambda r: str(r.get(key) or ""), with_kuiper=False)
+    groups = by_group(run.rows, lambda r: _group_name(row_field(r, key)), with_kuiper=False)
     return [
         [
             name,
@@ -247,10 +268,13 @@ FIGURES = (
 )
 
 
-def _sections(runs: list[RunReport], title: str) -> list[tuple[str, list[str], list[list[str]]]]:
+def _sections(
+    runs: list[RunReport], title: str, by: list[str] | None = None
+) -> list[tuple[str, list[str], list[list[str]]]]:
     out = [(title, MAIN_HEADERS, main_table(runs))]
+    groups = _groups(runs, list(by or []))
     for run in runs:
-        for title, key in _GROUPS:
+        for title, key in groups:
             out.append((f"{run.label}: by {title}", SUBSET_HEADERS, _subset_rows(run, key)))
         out.append(
             (
@@ -262,9 +286,13 @@ def _sections(runs: list[RunReport], title: str) -> list[tuple[str, list[str], l
     return out
 
 
-def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict[str, Any]:
-    """Write report.md, report.html, summary.json and the PNG figures into `out`."""
+def build_report(
+    paths: list[str | os.PathLike], out: str | os.PathLike, by: list[str] | None = None
+) -> dict[str, Any]:
+    """Write report.md, report.html, summary.json and the PNG figures into `out`; `by` adds a
+    breakdown per value of each named question field (e.g. `text_answerable`)."""
     full = load_runs(paths)
+    _groups(full, list(by or []))  # an unknown field fails before anything is written
     runs, shared_note = shared_questions(full)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
@@ -276,7 +304,7 @@ def build_report(paths: list[str | os.PathLike], out: str | os.PathLike) -> dict
     comparison = "Comparison"
     if shared_note:
         comparison = f"Comparison on the {runs[0].summary['n']} shared questions"
-    sections = _sections(runs, comparison)
+    sections = _sections(runs, comparison, by)
     if shared_note:
         sections.append(("Each run on its full question set", MAIN_HEADERS, main_table(full)))
     notes = (

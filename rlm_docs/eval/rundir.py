@@ -37,6 +37,7 @@ SETTINGS_KEYS = (
     "dataset_sha256",
     "corpus",
     "limit",
+    "where",
 )
 MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 
@@ -166,7 +167,7 @@ class RunDir:
         atomic_write_bytes(self.path / "predictions.parquet", buffer.getvalue())
 
 
-_NESTED = ("citations", "ledger", "judge")
+_NESTED = ("citations", "ledger", "judge", "info", "fields")
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
@@ -191,6 +192,7 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
         "hop_type": meta.get("hop_type", "single"),
         "question_type": meta.get("question_type", ""),
         "domain": meta.get("domain", ""),
+        "fields": meta.get("fields", {}),
         "status": "missing",
         "answer": [],
         "citations": [],

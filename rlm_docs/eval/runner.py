@@ -25,6 +25,7 @@ from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
 from rlm_docs.eval.dataset import Question, dataset_hash, load_questions
 from rlm_docs.eval.executor import Executor, ThreadExecutor
+from rlm_docs.eval.filters import filter_questions, question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
 from rlm_docs.eval.scoring import score_prediction
@@ -49,6 +50,7 @@ class EvalSettings:
     budget: Budget = field(default_factory=Budget)
     options: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None
+    where: list[str] = field(default_factory=list)
     workers: int = 4
     resume: bool = False
     progress: bool = True
@@ -57,7 +59,7 @@ class EvalSettings:
 
 
 def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
-    return {
+    manifest = {
         "format": FORMAT,
         "version": 1,
         "rlm_docs_version": __version__,
@@ -83,10 +85,14 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
                 "domain": q.domain,
                 "page_evidence": q.page_evidence,
                 "has_evidence": bool(q.evidence),
+                "fields": question_fields(q),
             }
             for q in questions
         ],
     }
+    if s.where:  # absent when unfiltered, so runs made before filters existed still resume
+        manifest["where"] = list(s.where)
+    return manifest
 
 
 def unknown_evidence(questions: list[Question], corpus: Corpus) -> dict[str, list[str]]:
@@ -154,6 +160,7 @@ def _task(
             "hop_type": q.hop_type,
             "question_type": q.question_type,
             "domain": q.domain,
+            "fields": question_fields(q),
             "total_tokens": prediction.input_tokens + prediction.output_tokens,
             "judge_cost_usd": sum_usd([c["cost_usd"] for c in judge_calls]),
             "judge_calls": len(judge_calls),
@@ -178,7 +185,8 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
             "--judge offline: the offline model cannot judge answers; give a real model "
             "or omit --judge (accuracy is then the numeric and ANLS* >= 0.5 stages)"
         )
-    questions = load_questions(settings.dataset, settings.limit)
+    questions = filter_questions(load_questions(settings.dataset), settings.where)
+    questions = questions[: settings.limit] if settings.limit else questions
     corpus = Corpus.load(settings.corpus)
     unknown = unknown_evidence(questions, corpus)
     # Everything a user can get wrong (model strings, keys, workers) is checked before the run

@@ -2,8 +2,9 @@
 
 Page N of the PDF is the N-th \\f-separated chunk. pdftotext ends the last page with a form
 feed too, so exactly one trailing \\f at the end of the file does not start a page; empty pages
-in the middle are kept so numbering still matches the PDF. A file without any form feed is read
-as a single page, with a warning.
+in the middle are kept so numbering still matches the PDF, and so is a scanned document whose
+text is only form feeds (every page empty, with a warning). A file without any form feed is
+read as a single page, with a warning.
 """
 
 from pathlib import Path
@@ -23,5 +24,5 @@ def read_pdftotext(path: Path, text: str, warnings: list[str]) -> ReadResult:
     pages = split_form_feeds(text)
     if len(pages) == 1:
         warnings.append(f"{path}: no form feed page breaks; read as one page")
-    warn_empty_pages(path, pages, warnings)
+    warn_empty_pages(path, pages, warnings, all_empty_ok="\f" in text)
     return ReadResult([Document(document_name(path), pages, str(path))], "pdftotext", warnings)

@@ -81,9 +81,10 @@ def refuse_binary(path: Path, data: bytes) -> None:
 
 def decode(path: Path, data: bytes, warnings: list[str]) -> tuple[str, int]:
     """UTF-8 text of a file (BOM dropped) and how many undecodable bytes were replaced with
-    U+FFFD (reported as a warning). A file with no text at all, a binary file, or one where more
-    than a fifth of the characters cannot be decoded is an error."""
-    if not data.strip():
+    U+FFFD (reported as a warning). A file with no text at all (unless it holds form feeds:
+    pdftotext's output for a scanned document is one empty page per form feed), a binary file, or
+    one where more than a fifth of the characters cannot be decoded is an error."""
+    if not data.strip() and b"\f" not in data:
         raise IngestError(f"{path}: empty file")
     refuse_binary(path, data)
     if data.startswith(codecs.BOM_UTF8):
@@ -132,11 +133,20 @@ def page_list(path: Path, texts: list[str]) -> list[str]:
 _BLANKISH = re.compile(r"\s*")
 
 
-def warn_empty_pages(path: Path, pages: list[str], warnings: list[str]) -> None:
-    """Empty pages are kept (numbering must match the original) but reported."""
+def warn_empty_pages(
+    path: Path, pages: list[str], warnings: list[str], all_empty_ok: bool = False
+) -> None:
+    """Empty pages are kept (numbering must match the original) but reported. A document with
+    no text at all is an error, unless `all_empty_ok` (pdftotext output of a scanned document,
+    whose page count questions still refer to): then it is kept, with a warning."""
     empty = [str(i) for i, p in enumerate(pages, 1) if _BLANKISH.fullmatch(p)]
     if empty and len(empty) < len(pages):
         shown = ", ".join(empty[:10]) + (", …" if len(empty) > 10 else "")
         warnings.append(f"{path}: {len(empty)} empty page(s) kept: {shown}")
+    elif empty and all_empty_ok:
+        warnings.append(
+            f"{path}: all {len(pages)} page(s) are empty (no text layer: a scanned document "
+            "needs OCR); kept so page numbers match"
+        )
     elif empty:
         raise IngestError(f"{path}: all {len(pages)} page(s) are empty")

@@ -6,9 +6,10 @@ the question (`llm_query_batched`, the same host function the RLM uses, so the c
 governed, concurrent up to `max_concurrency` and recorded alike), then one root call combines
 the relevant notes. Nothing is chosen by a model: which text is read is fixed by the chunking.
 
-The map runs in batches of `max_concurrency` and stops at the first batch the budget refuses
-entirely, so a sub-call limit below the chunk count reads a prefix of the corpus; the counts
-(chunks, read, relevant, refused) are in the prediction's `info["map"]`.
+The map runs in batches of `max_concurrency` (never more than the sub-calls left) and stops
+when the sub-call budget is spent or a batch is refused, so a sub-call limit below the chunk
+count reads a prefix of the corpus; the counts (chunks, read, relevant, not read) are in the
+prediction's `info["map"]`.
 """
 
 import threading
@@ -78,16 +79,25 @@ class MapReduce:
         chunks = self.chunks()
         notes: list[str] = []
         labels: dict[str, str] = {}
-        step = governor.budget.max_concurrency
-        for i in range(0, len(chunks), step):
+        limit = governor.budget.max_sub_calls
+        done = 0
+        while done < len(chunks):
+            # A batch never asks for more sub-calls than are left (the governor refuses an
+            # oversized batch whole), so a sub-call limit reads exactly that many chunks.
+            size = governor.budget.max_concurrency
+            if limit is not None:
+                size = min(size, limit - governor.totals()["sub_calls"])
+            if size <= 0:
+                break
             prompts = []
-            for c in chunks[i : i + step]:
+            for c in chunks[done : done + size]:
                 prompts.append(render("map_chunk", question=question, chunk=c.text))
                 labels[prompts[-1]] = f"[map prompt: the question and excerpt {c.label}]"
             try:
                 notes += host.llm_query_batched(prompts)
             except BudgetExceeded:
                 break
+            done += len(prompts)
         calls = [c | {"prompt": labels.get(c["prompt"], c["prompt"])} for c in host.calls]
         return notes, calls
 
