@@ -116,3 +116,18 @@ def test_needle_is_found_by_grep_without_sub_calls(tmp_path: Path) -> None:
         assert sorted(prediction.answer) == sorted(q.answer_variants[0])
         assert score_prediction(q, record)["page_f1"] == 1.0
         assert prediction.sub_calls == 0
+
+
+def test_aggregation_stops_at_the_sub_call_budget_and_still_answers(oolong: Path) -> None:
+    from rlm_docs.governor import Budget
+
+    part = json.loads((oolong / "manifest.json").read_text())["parts"][1]
+    chunks = math.ceil(part["entries"] / CHUNK_LINES)
+    assert chunks >= 3
+    question = next(q for q in _questions(oolong / part["questions"]) if q.question_type == "count")
+    rlm = RLM(Corpus.load(oolong / part["corpus"]), model="offline", budget=Budget(max_sub_calls=2))
+    prediction = rlm.ask(question.question, question_id=question.id)
+    assert prediction.sub_calls == 2
+    # Two chunks of the entries counted: an answer, but not the full count.
+    assert prediction.answer and prediction.answer[0].startswith("Answer: ")
+    assert int(prediction.answer[0].split(": ")[1]) < int(question.answer_variants[0][0])

@@ -9,6 +9,7 @@ writes REPL code for it:
   CHUNK_LINES lines, and classifies every chunk with one sub-call (`llm_query_batched`) whose
   prompt lists the numbered questions and the labels; it then counts, filters and pairs in
   Python. The number of sub-calls is ceil(lines / CHUNK_LINES): it grows with the context.
+  When the sub-call budget runs out first, it answers from the entries classified so far.
 - **needle**: `grep` for each key the question names and read the number on the matching line
   (no sub-call: a lookup needs none).
 
@@ -128,7 +129,7 @@ LINE = r"^Date: (\\w{3}) (\\d{2}), (\\d{4}) \\|\\| User: (\\d+) \\|\\| Instance:
 rows = []
 for m in re.finditer(LINE, context, re.M):
     day = "%s-%02d-%s" % (m.group(3), MONTHS.index(m.group(1)) + 1, m.group(2))
-    rows.append({"day": day, "user": int(m.group(4)), "text": m.group(5).strip()})
+    rows.append({"day": day, "user": int(m.group(4)), "text": m.group(5).strip(), "label": None})
 print(len(rows), "entries")
 # Map: classify the entries chunk by chunk, one sub-call per chunk, all in one batch.
 chunks = [rows[i : i + CHUNK_LINES] for i in range(0, len(rows), CHUNK_LINES)]
@@ -136,7 +137,17 @@ prompts = []
 for chunk in chunks:
     lines = [str(i + 1) + ": " + r["text"] for i, r in enumerate(chunk)]
     prompts.append(CLASSIFY_HEAD + "\\n\\n" + "\\n".join(lines))
-replies = llm_query_batched(prompts) if prompts else []
+# Batches of 8; when the budget refuses a batch, go on one chunk at a time until it refuses
+# one, and answer from the entries classified so far.
+replies, step = [], 8
+while len(replies) < len(prompts):
+    try:
+        replies.extend(llm_query_batched(prompts[len(replies) : len(replies) + step]))
+    except BudgetExceeded as exc:
+        if step == 1:
+            print("sub-call budget reached:", exc)
+            break
+        step = 1
 for chunk, reply in zip(chunks, replies):
     got = {}
     for m in re.finditer(r"^\\s*(\\d+)\\s*[:.)-]\\s*(.+?)\\s*$", reply, re.M):
