@@ -9,6 +9,7 @@ import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +20,9 @@ from rlm_docs.corpus import store
 from rlm_docs.corpus.document import DocInfo, Document, Hit
 from rlm_docs.corpus.metadata import normalise
 from rlm_docs.errors import CorpusError
+
+if TYPE_CHECKING:
+    from rlm_docs.corpus.search import Ranking
 
 DocumentsLike = Mapping[str, Sequence[str]] | Iterable[Document]
 
@@ -230,10 +234,16 @@ class Corpus:
     # -- search --------------------------------------------------------------------------
 
     def search(
-        self, query: str, k: int = 5, document: str | None = None, boost_names: bool = True
+        self,
+        query: str,
+        k: int = 5,
+        document: str | None = None,
+        boost_names: bool = True,
+        ranking: "Ranking | None" = None,
     ) -> list[Hit]:
-        """Top-`k` pages for `query` by BM25 (plus a document-name boost, see
-        `rlm_docs.corpus.search`), optionally restricted to one `document`."""
+        """Top-`k` pages for `query` by BM25 plus boosts for the filing and the statement the
+        query names (see `rlm_docs.corpus.search`; `boost_names=False` drops the filing boost,
+        `ranking` overrides the weights), optionally restricted to one `document`."""
         from rlm_docs.corpus.search import Searcher
 
         only = self._doc(document) if document is not None else None
@@ -241,7 +251,9 @@ class Corpus:
             return []
         if self._searcher is None:
             self._searcher = Searcher.open(self)
-        return self._searcher.search(query, k=k, document=only, boost_names=boost_names)
+        return self._searcher.search(
+            query, k=k, document=only, boost_names=boost_names, ranking=ranking
+        )
 
 
 def _parse_meta(text: str | None) -> dict[str, object]:

@@ -36,9 +36,11 @@ _STATEMENTS = (
 _PREFIX = "(?:condensed)?(?:consolidated)?(?:combined)?"
 _KIND = [(kind, re.compile(_PREFIX + f"(?:{pattern})")) for kind, pattern in _STATEMENTS]
 TITLE_SHARE = 0.7  # of a line's letters the statement name must cover to be its title
+_CUES = ("statement", "balance", "sheet", "financial", "profit")  # in every statement name
 _LETTERS = re.compile(r"[^a-z]+")
 _NUMBER = re.compile(r"\(?\$?\d[\d,]*(?:\.\d+)?\)?")
 _GAP = re.compile(r"\S {3,}\S")
+_SPLIT = re.compile(r" {3,}")
 _BOILERPLATE = re.compile(r"^(?:table of contents|index|contents|page \d+|\d+)$", re.IGNORECASE)
 _CORPORATE = re.compile(
     r"\b(?:inc|incorporated|corporation|corp|company|co|ltd|plc|llc|subsidiaries|group)\.?$"
@@ -60,6 +62,12 @@ def _head_lines(text: str) -> list[str]:
     return lines
 
 
+def _cells(lines: list[str]) -> list[str]:
+    """Lines split at runs of 3+ spaces: a title may share its line with the company name
+    ("Consolidated Balance Sheets        Corning Incorporated")."""
+    return [cell for line in lines for cell in _SPLIT.split(line) if cell]
+
+
 def _clean(line: str) -> str:
     return " ".join(line.replace("*", "").replace("|", " ").split()).rstrip(":")[:TITLE_CHARS]
 
@@ -67,7 +75,10 @@ def _clean(line: str) -> str:
 def _statement(line: str) -> str | None:
     """The statement a line is the title of: its name covers most of the line's letters, so
     "off-balance-sheet exposures" or "Balance Sheet that are Subject" do not count."""
-    flat = _LETTERS.sub("", line.lower())
+    low = line.lower()
+    if not any(word in low for word in _CUES):
+        return None
+    flat = _LETTERS.sub("", low)
     for kind, pattern in _KIND:
         m = pattern.search(flat)
         if m and m.end() - m.start() >= TITLE_SHARE * len(flat):
@@ -76,16 +87,15 @@ def _statement(line: str) -> str | None:
 
 
 def _heading_like(line: str) -> bool:
-    if (
-        _GAP.search(line)
-        or _CORPORATE.search(line)
-        or len(line) > 80
-        or line[-1] in ".,;"
-        or not line[0].isupper()
-    ):
+    """Short, starts upper-case, no sentence punctuation at the end, mostly letters, not a
+    table row (aligned columns) or a company-name line (cheap tests first: this runs on
+    every top line of every hit)."""
+    if len(line) > 80 or line[-1] in ".,;" or not line[0].isupper() or len(line.split()) > 12:
         return False
-    letters = sum(c.isalpha() for c in line)
-    return letters >= 3 and letters >= 0.6 * len(line.replace(" ", "")) and len(line.split()) <= 12
+    letters = sum(map(str.isalpha, line))
+    if letters < 3 or letters < 0.6 * (len(line) - line.count(" ")):
+        return False
+    return not (_GAP.search(line) or _CORPORATE.search(line))
 
 
 def page_title(text: str) -> str:
@@ -95,9 +105,9 @@ def page_title(text: str) -> str:
         m = _MD_HEADING.match(line)
         if m:
             return _clean(m.group(1))
-    for line in lines:
-        if _statement(line) and _heading_like(line):
-            return _clean(line)
+    for cell in _cells(lines):
+        if _heading_like(cell) and _statement(cell):
+            return _clean(cell)
     for line in lines:
         if _heading_like(line):
             return _clean(line)
@@ -107,8 +117,53 @@ def page_title(text: str) -> str:
 def page_kind(text: str) -> str | None:
     """The financial statement this page is ('balance', 'income', 'cashflow', 'equity'), or
     None: a statement heading among the top lines of a page that is mostly figures."""
-    lines = [line for line in _head_lines(text) if _heading_like(line)]
-    kind = next((k for k in map(_statement, lines) if k), None)
+    cells = [cell for cell in _cells(_head_lines(text)) if _heading_like(cell)]
+    kind = next((k for k in map(_statement, cells) if k), None)
     if kind is None or len(_NUMBER.findall(text)) < MIN_FIGURES:
         return None
     return kind
+
+
+_ASKED = (
+    (
+        "balance",
+        r"balance\s+sheets?|statements?\s+of\s+(?:consolidated\s+)?financial\s+(?:position|condition)",
+    ),
+    (
+        "income",
+        r"income\s+statements?|statements?\s+of\s+(?:consolidated\s+)?(?:income|operations|earnings)"
+        r"|\bp\s*&\s*l\b|profit\s+and\s+loss",
+    ),
+    ("cashflow", r"cash\s*flows?\s+statements?|statements?\s+of\s+cash\s*flows?"),
+    ("equity", r"statements?\s+of\s+(?:changes\s+in\s+)?(?:share|stock)holders['’]?\s+equity"),
+)
+_IMPLIED = (
+    (
+        "balance",
+        r"total\s+assets|current\s+assets|current\s+liabilities|total\s+liabilities|inventor(?:y|ies)"
+        r"|pp\s*&\s*e|ppne|property,?\s+plant|accounts\s+(?:payable|receivable)|working\s+capital"
+        r"|quick\s+ratio|current\s+ratio|debt|shareholders['’]?\s+equity|cash\s+and\s+cash",
+    ),
+    (
+        "income",
+        r"revenues?|net\s+sales|cogs|cost\s+of\s+(?:goods|sales|revenue)|gross\s+(?:margin|profit)"
+        r"|operating\s+(?:income|margin|profit)|net\s+(?:income|earnings)|ebitda|\beps\b"
+        r"|earnings\s+per\s+share|sg\s*&\s*a|interest\s+expense|effective\s+tax\s+rate",
+    ),
+    (
+        "cashflow",
+        r"capex|capital\s+expenditures?|cash\s+(?:from|provided\s+by)\s+operat|operating\s+cash\s+flow"
+        r"|free\s+cash\s*flow|depreciation\s+and\s+amortization|dividends?\s+paid|repurchases?",
+    ),
+)
+_ASKED_RE = [(k, re.compile(p)) for k, p in _ASKED]
+_IMPLIED_RE = [(k, re.compile(p)) for k, p in _IMPLIED]
+
+
+def asked_kinds(query: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The statements a question names ("based on the balance sheet", "P&L") and those its
+    line items live in ("inventories" → balance sheet, "capex" → cash flow statement)."""
+    low = query.lower()
+    named = frozenset(k for k, r in _ASKED_RE if r.search(low))
+    implied = frozenset(k for k, r in _IMPLIED_RE if r.search(low))
+    return named, implied

@@ -41,21 +41,33 @@ from bm25s.stopwords import STOPWORDS_EN
 from bm25s.tokenization import Tokenized
 
 from rlm_docs.corpus.document import Hit
-from rlm_docs.corpus.headings import page_title
-from rlm_docs.corpus.names import name_match, parse_name, parse_query
+from rlm_docs.corpus.filings import (
+    company_match,
+    describe,
+    kind_match,
+    QueryFacts,
+    naming_words,
+    parse_query,
+    period_match,
+)
+from rlm_docs.corpus.headings import KINDS, asked_kinds, page_kind, page_title
 from rlm_docs.errors import CorpusError
 
 if TYPE_CHECKING:
     from rlm_docs.corpus.corpus import Corpus
 
-NAME_WEIGHT = 2.0
 HEAD_WEIGHT = 0.5
+FILING_WEIGHT = 2.0
+NAMED_WEIGHT = 0.5
+IMPLIED_WEIGHT = 0.4
+KINDS_FILE = "kinds.npy"
 HEAD_CHARS = 300
 _INSTRUCTION_WORDS = (
     "answer answers answering question questions following assume analyst analysts please "
     "provide response respond round rounded decimal places calculate compute using based "
     "primarily information shown stated outlined plainly judgment judgments abilities best "
-    "help us we you your units"
+    "help us we you your units explain state useful metric relevant meaningful like "
+    "approximation reasonable exact possible"
 )
 QUERY_STOPWORDS = frozenset(_INSTRUCTION_WORDS.split())
 _FISCAL = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b", re.IGNORECASE)
@@ -64,6 +76,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SPACE = re.compile(r"\s+")
 _STOP = frozenset(STOPWORDS_EN)
 _STEMMER = Stemmer.Stemmer("english")
+STEM_CACHE = 200_000
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_STEM_CACHE: dict[str, str] = {}
 _TOKENIZER = {"pattern": _WORD.pattern, "stopwords": "bm25s-en", "stemmer": "snowball-english"}
 
 
@@ -96,10 +111,12 @@ class Tokenizer:
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    """The body and heading indexes of one corpus (same vocabulary, one entry per page)."""
+    """The body and heading indexes of one corpus (same vocabulary, one entry per page) and
+    each page's statement kind (index into `KINDS`, -1 for none)."""
 
     body: bm25s.BM25
     head: bm25s.BM25
+    kinds: np.ndarray
 
 
 def page_head(text: str) -> str:
@@ -118,41 +135,83 @@ def _head_index(texts: Sequence[str], tok: "Tokenizer") -> bm25s.BM25:
     return _bm25([tok.ids(page_head(t), grow=False) for t in texts], tok.vocab)
 
 
+def page_kinds(texts: Sequence[str]) -> np.ndarray:
+    """Each page's statement kind as an index into `KINDS` (-1: not a statement)."""
+    code = {k: i for i, k in enumerate(KINDS)}
+    return np.array([code.get(page_kind(t) or "", -1) for t in texts], dtype=np.int8)
+
+
 def build_index(texts: Sequence[str], out: Path | None = None) -> Index:
     """Index page `texts`; save to `out` (with the tokenizer settings) when given."""
     tok = Tokenizer()
     body = _bm25([tok.ids(t) for t in texts], tok.vocab)
     head = _head_index(texts, tok)
+    kinds = page_kinds(texts)
     if out is not None:
         body.save(out, show_progress=False)
         head.save(out / "head", show_progress=False)
+        np.save(out / KINDS_FILE, kinds)
         (out / "tokenizer.json").write_text(json.dumps(_TOKENIZER) + "\n")
-    return Index(body, head)
+    return Index(body, head, kinds)
 
 
 def load_index(path: Path, texts: Callable[[], Sequence[str]]) -> Index:
     """The memory-mapped indexes saved by `build_index` (CorpusError naming the directory).
-    Stores written before the heading field existed get it built in memory from `texts()`."""
+    Stores written before the heading field or the page kinds existed get them built in memory
+    from `texts()`."""
     try:
         body = bm25s.BM25.load(path, mmap=True, show_progress=False, verbosity=0)
         if (path / "head").is_dir():
             head = bm25s.BM25.load(path / "head", mmap=True, show_progress=False, verbosity=0)
         else:
             head = _head_index(texts(), Tokenizer(body.vocab_dict))
+        if (path / KINDS_FILE).is_file():
+            kinds = np.load(path / KINDS_FILE)
+        else:
+            kinds = page_kinds(texts())
     except (OSError, ValueError) as exc:
         raise CorpusError(f"{path}: cannot load the BM25 index ({exc})") from None
-    return Index(body, head)
+    return Index(body, head, kinds)
+
+
+def _stem(word: str) -> str:
+    """Snowball stem of `word`, cached (the cache is dropped past STEM_CACHE entries)."""
+    stem = _STEM_CACHE.get(word)
+    if stem is None:
+        if len(_STEM_CACHE) > STEM_CACHE:
+            _STEM_CACHE.clear()
+        stem = _STEM_CACHE[word] = _STEMMER.stemWord(word)
+    return stem
+
+
+def _term_positions(low: str, terms: set[str]) -> list[tuple[int, str]]:
+    """(offset, stem) of every word of `low` whose stem is in `terms`, in text order. Only
+    words starting like a stem are stemmed (a stem is its words' prefix, give or take its last
+    letter: "compani" ← "company"), so a long page costs a few `str.find` scans."""
+    hits = []
+    for term in terms:
+        prefix = term[: max(2, len(term) - 1)]
+        i = low.find(prefix)
+        while i >= 0:
+            if i and low[i - 1] in _ALNUM:
+                i = low.find(prefix, i + 1)
+                continue
+            m = _WORD.match(low, i)
+            end = m.end() if m else i + 1
+            if m and _stem(m.group()) == term:
+                hits.append((i, term))
+            i = low.find(prefix, end)
+    hits.sort()
+    return hits
 
 
 def snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
     """About `width` characters of `text` (whitespace collapsed) around the densest cluster of
     query `terms` (stemmed); the page start if none occurs."""
-    flat = _SPACE.sub(" ", text).strip()
+    flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    stem = _STEMMER.stemWord
-    hits = [(m.start(), stem(m.group())) for m in _WORD.finditer(flat.lower())]
-    hits = [(pos, s) for pos, s in hits if s in terms]
+    hits = _term_positions(flat.lower(), terms)
     best, best_n = 0, 0
     j = 0
     for i, (pos, _) in enumerate(hits):
@@ -174,10 +233,24 @@ def _with_year(m: re.Match) -> str:
     return f"{m.group(0)} {year if len(year) == 4 else '20' + year}"
 
 
-def query_text(query: str) -> str:
-    """The question as search text: fiscal years expanded, instruction words dropped."""
+def query_text(query: str, drop: frozenset[str] | set[str] = frozenset()) -> str:
+    """The question as search text: fiscal years expanded, instruction words and `drop`
+    (the words that named the filing) removed."""
     text = _FISCAL.sub(_with_year, query)
-    return " ".join(w for w in _WORD.findall(text.lower()) if w not in QUERY_STOPWORDS)
+    skip = QUERY_STOPWORDS | drop
+    return " ".join(w for w in _WORD.findall(text.lower()) if w not in skip)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """Weights of the score parts (see the module docstring); `Corpus.search(ranking=...)`
+    takes another one for ablations."""
+
+    head: float = HEAD_WEIGHT
+    filing: float = FILING_WEIGHT
+    strip: int = 2  # 0: keep the words that named the filing; 1: drop company words; 2: + years
+    named: float = NAMED_WEIGHT
+    implied: float = IMPLIED_WEIGHT
 
 
 class Searcher:
@@ -191,7 +264,9 @@ class Searcher:
         self.doc_of_page = np.repeat(np.arange(len(counts)), counts)
         self.first = corpus._first
         self.counts = counts
-        self.names = [parse_name(n) for n in corpus._names]
+        self.filings = [describe(n, m) for n, m in zip(corpus._names, corpus.metadata, strict=True)]
+        self._companies: dict[frozenset[str], list[int]] | None = None
+        self.kind_rows = [np.flatnonzero(index.kinds == i) for i in range(len(KINDS))]
         self._inverse_vocab: dict[int, str] | None = None
 
     @classmethod
@@ -202,37 +277,91 @@ class Searcher:
         else:
             index = build_index(corpus._text.to_pylist())
         n = int(corpus._counts.sum())
-        for part in (index.body, index.head):
-            if part.scores["num_docs"] != n:
-                raise CorpusError(
-                    f"{path}: BM25 index has {part.scores['num_docs']} pages, corpus {n}"
-                )
+        for size, what in (
+            (index.body.scores["num_docs"], "BM25 index"),
+            (index.head.scores["num_docs"], "BM25 heading index"),
+            (len(index.kinds), "page kinds"),
+        ):
+            if size != n:
+                raise CorpusError(f"{path}: {what} has {size} pages, corpus {n}")
         return cls(corpus, index)
 
-    def search(self, query: str, k: int, document: int | None, boost_names: bool) -> list[Hit]:
+    def filing_scores(self, query: str) -> np.ndarray:
+        """Each document's fit to the company, period and kind the query names, in [0, 1]."""
+        q = parse_query(query)
+        company = np.zeros(len(self.filings))
+        for i in self._candidates(q):
+            company[i] = company_match(self.filings[i], q)
+        if not company.any():
+            return company
+        newest: dict[str | None, tuple[tuple[int, int], int]] = {}
+        for i in np.flatnonzero(company).tolist():
+            f = self.filings[i]
+            key = ((f.year or 0), (f.quarter or 5))
+            if f.kind not in newest or key > newest[f.kind][0]:
+                newest[f.kind] = (key, i)
+        latest = {i for _, i in newest.values()}
+        fit = [
+            c and 0.6 + 0.3 * period_match(f, q, i in latest) + 0.1 * kind_match(f, q)
+            for i, (c, f) in enumerate(zip(company.tolist(), self.filings, strict=True))
+        ]
+        return company * np.array(fit)
+
+    def _candidates(self, q: QueryFacts) -> list[int]:
+        """Documents whose company the query may name: one `company_match` per distinct set
+        of company keys, not per document (filings of one company share their keys)."""
+        if self._companies is None or len(self.filings) != sum(map(len, self._companies.values())):
+            self._companies = {}
+            for i, f in enumerate(self.filings):
+                self._companies.setdefault(f.companies | f.short, []).append(i)
+        out: list[int] = []
+        for docs in self._companies.values():
+            if company_match(self.filings[docs[0]], q):
+                out.extend(docs)
+        return out
+
+    def search(
+        self,
+        query: str,
+        k: int,
+        document: int | None,
+        boost_names: bool,
+        ranking: Ranking | None = None,
+    ) -> list[Hit]:
+        w = ranking or Ranking()
         if k <= 0:
             return []
-        qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
+        fit = self.filing_scores(query) if boost_names and w.filing else None
+        drop: set[str] = set()
+        if fit is not None and fit.any() and w.strip:
+            named = [self.filings[i] for i in np.flatnonzero(fit)]
+            drop = naming_words(query, named, years=w.strip > 1)
+        qids = sorted(set(self.tokenizer.ids(query_text(query, drop), grow=False)))
+        if not qids and drop:
+            qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
         if not qids:
             return []
-        body = np.asarray(self.index.body.get_scores(qids), dtype=np.float64)
-        head = np.asarray(self.index.head.get_scores(qids), dtype=np.float64)
-        scores = body + HEAD_WEIGHT * head
+        scores = np.asarray(self.index.body.get_scores(qids), dtype=np.float64)
+        if w.head:
+            scores += w.head * np.asarray(self.index.head.get_scores(qids), dtype=np.float64)
+        lo, hi = 0, len(scores)
         if document is not None:
-            a, n = int(self.first[document]), int(self.counts[document])
-            only = np.zeros_like(scores)
-            only[a : a + n] = scores[a : a + n]
-            scores = only
-        matched = scores > 0
-        if boost_names and matched.any():
-            q = parse_query(query)
-            boost = np.array([name_match(info, q) for info in self.names])
-            if boost.any():
-                scores = scores + matched * (NAME_WEIGHT * scores.max() * boost[self.doc_of_page])
-        rows = np.flatnonzero(matched)
+            lo, hi = int(self.first[document]), int(self.first[document] + self.counts[document])
+        rows = np.flatnonzero(scores[lo:hi] > 0) + lo
+        if not len(rows):
+            return []
+        # Boosts go to whole ranges; only `rows` (pages with a query term) can be returned.
+        scores /= scores[lo:hi].max()
+        named, implied = asked_kinds(query)
+        for kinds, weight in ((named, w.named), (implied - named, w.implied)):
+            for kind in kinds if weight else ():
+                scores[self.kind_rows[KINDS.index(kind)]] += weight
+        if fit is not None:
+            for d in np.flatnonzero(fit).tolist():
+                a = int(self.first[d])
+                scores[a : a + int(self.counts[d])] += w.filing * fit[d]
         if len(rows) > k:
-            part = np.argpartition(-scores[rows], k - 1)[:k]
-            rows = rows[part]
+            rows = rows[np.argpartition(scores[rows], -k)[-k:]]
         rows = rows[np.lexsort((rows, -scores[rows]))]
         terms = self._terms(qids)
         hits = []
