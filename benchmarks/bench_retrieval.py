@@ -42,7 +42,7 @@ FULL = Ranking()
 VARIANTS = [
     ("BM25 body only", PLAIN, True),
     ("+ heading field", replace(PLAIN, head=FULL.head), True),
-    ("+ filing match (metadata)", replace(FULL, named=0.0, implied=0.0, strip=0), True),
+    ("+ filing match (metadata)", replace(FULL, named=0.0, implied=0.0, strip=False), True),
     ("+ naming words out of page query", replace(FULL, named=0.0, implied=0.0), True),
     ("+ named statement", replace(FULL, implied=0.0), True),
     ("+ implied statement (default)", FULL, True),
@@ -50,8 +50,7 @@ VARIANTS = [
     ("default without heading field", replace(FULL, head=0.0), True),
     ("default without filing match", replace(FULL, filing=0.0), True),
     ("default without statement kinds", replace(FULL, named=0.0, implied=0.0), True),
-    ("default, company words out, years in", replace(FULL, strip=1), True),
-    ("default, naming words kept", replace(FULL, strip=0), True),
+    ("default, naming words kept", replace(FULL, strip=False), True),
 ]
 
 
@@ -128,7 +127,9 @@ def _names_only(ds: DataSet) -> None:
 def _with_metadata(ds: DataSet) -> None:
     ds.store.search("x")
     searcher = ds.store._searcher
-    searcher.filings = [describe(n, m) for n, m in zip(ds.store.names, ds.store.metadata)]
+    searcher.filings = [
+        describe(n, m) for n, m in zip(ds.store.names, ds.store.metadata, strict=True)
+    ]
 
 
 def _fmt(x: float) -> str:
@@ -142,8 +143,10 @@ def report(sets: list[DataSet], ablation: bool) -> None:
         if ds.name == "FinanceBench":
             ordered = sorted(ds.questions, key=lambda q: q["id"])
             halves = (ordered[0::2], ordered[1::2])
-        print(f"\n{ds.name}: {len(ds.questions)} questions, {len(ds.store)} documents, "
-              f"{ds.store.total_pages:,} pages")
+        print(
+            f"\n{ds.name}: {len(ds.questions)} questions, {len(ds.store)} documents, "
+            f"{ds.store.total_pages:,} pages"
+        )
         head = f"{'variant':34} page@5  doc@5    MRR"
         print(head + ("   | half A page@5 doc@5 | half B page@5 doc@5" if halves else ""))
         for label, ranking, metadata in variants:
@@ -167,8 +170,10 @@ def latency(ds: DataSet) -> None:
             times.append(time.perf_counter() - start)
     times.sort()
     p50, p95 = times[len(times) // 2], times[int(len(times) * 0.95)]
-    print(f"\nsearch latency on {ds.name} ({ds.store.total_pages:,} pages, {len(times)} queries): "
-          f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms")
+    print(
+        f"\nsearch latency on {ds.name} ({ds.store.total_pages:,} pages, {len(times)} queries): "
+        f"p50 {p50 * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms"
+    )
 
 
 def main() -> int:

@@ -52,3 +52,17 @@ def test_name_boost_finds_the_named_year(text_corpus: Corpus) -> None:
         "Purchases of property, plant and equipment", k=3, document="3M_2018_10K"
     )
     assert any("1,577" in text_corpus.page(h.document, h.page) for h in hits)
+
+
+def test_metadata_and_statement_search_on_real_filings(tmp_path: Path) -> None:
+    out = tmp_path / "meta"
+    ingest([DATA / "text" / f"{d}.txt" for d in DOCS], out, metadata=DATA / "documents.jsonl")
+    corpus = Corpus.load(out)
+    info = {d.name: d for d in corpus.documents}["3M_2018_10K"]
+    assert (info.company, info.doc_type, info.period) == ("3M", "10-K", "2018")
+    hits = corpus.search("3M property, plant and equipment on the FY2018 balance sheet", k=5)
+    assert (hits[0].document, hits[0].page) == ("3M_2018_10K", 58)
+    assert "balance shee" in hits[0].title.lower()
+    assert [h.document for h in hits].count("3M_2018_10K") >= 3
+    cash = corpus.search("Amazon FY2019 cash flow statement capex", k=1)[0]
+    assert cash.document == "AMAZON_2019_10K" and "cash flows" in cash.title.lower()

@@ -6,8 +6,15 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.corpus import Corpus, Hit
-from rlm_docs.corpus.names import name_match, parse_name, parse_query
-from rlm_docs.corpus.search import snippet
+from rlm_docs.corpus.filings import (
+    QueryFacts,
+    company_match,
+    describe,
+    kind_match,
+    parse_query,
+    period_match,
+)
+from rlm_docs.corpus.search import Ranking, snippet
 from rlm_docs.errors import CorpusError
 
 FILLER = "The company discussed general business matters and other items. " * 3
@@ -69,30 +76,30 @@ def test_name_boost_picks_the_filing_of_the_named_year(corpus: Corpus) -> None:
     query = "What were ACME's FY2018 net sales?"
     boosted = corpus.search(query, k=3)
     assert (boosted[0].document, boosted[0].page) == ("ACME_2018_10K", 3)
-    plain = corpus.search(query, k=6, boost_names=False)
+    same_words = Ranking(strip=False)  # keep the words that named the filing, as plain BM25 does
+    plain = corpus.search(query, k=6, boost_names=False, ranking=same_words)
     assert ("GLOBEX_2018_10K", 2) in {(h.document, h.page) for h in plain}
     # Boosted scores exceed plain BM25 only for the named company's pages.
     plain_scores = {(h.document, h.page): h.score for h in plain}
-    for h in corpus.search(query, k=6):
+    for h in corpus.search(query, k=6, ranking=same_words):
         key = (h.document, h.page)
         assert (h.score > plain_scores[key]) == h.document.startswith("ACME")
 
 
-def test_parse_name_and_query() -> None:
-    assert parse_name("3M_2018_10K") == parse_name("3m_2018_10k")
-    info = parse_name("AMERICANEXPRESS_2022Q4_EARNINGS")
-    assert (info.company, info.year, info.kind) == ("americanexpress", 2022, "earnings")
-    assert parse_name("AMCOR_2022_8K_dated-2022-04-26").kind == "8k"
-    assert parse_name("annual report").year is None
+def test_filing_match_scores_company_year_and_kind() -> None:
     q = parse_query("What is American Express's FY22 revenue vs fiscal year 2021 in the 10-K?")
     assert q.years == {2021, 2022}
-    assert name_match(parse_name("AMERICANEXPRESS_2022_10K"), q) == pytest.approx(1.0)
-    assert name_match(parse_name("AMERICANEXPRESS_2020_10K"), q) == pytest.approx(0.7)
-    assert name_match(parse_name("AMEX_2022_10K"), q) == 0.0
-    assert name_match(parse_name("CVSHEALTH_2022_10K"), parse_query("CVSH 2022")) == 0.6 * 0.5 + 0.3
-    assert name_match(
-        parse_name("3M_2018_10K"), parse_query("3M's capex in FY2018")
-    ) == pytest.approx(0.9)
+
+    def fit(name: str, query: str | QueryFacts = q) -> float:
+        facts = parse_query(query) if isinstance(query, str) else query
+        f = describe(name)
+        c = company_match(f, facts)
+        return c * (0.6 + 0.3 * period_match(f, facts) + 0.1 * kind_match(f, facts))
+
+    assert fit("AMERICANEXPRESS_2022_10K") == pytest.approx(1.0)
+    assert fit("AMERICANEXPRESS_2021_10K") == pytest.approx(0.6 + 0.3 * 0.5 + 0.1)
+    assert fit("AMEX_2022_10K") == 0.0
+    assert fit("3M_2018_10K", "3M's capex in FY2018") == pytest.approx(1.0)
 
 
 def test_snippet_centres_on_matching_terms() -> None:
@@ -123,10 +130,11 @@ def test_query_text_expands_fiscal_years_and_drops_instructions() -> None:
         "what",
         "is",
         "3m",
-        "s",
         "fy18",
         "2018",
         "capex",
+        "capital",
+        "expenditures",
         "to",
         "one",
         "fy",
@@ -135,8 +143,8 @@ def test_query_text_expands_fiscal_years_and_drops_instructions() -> None:
     ]
 
 
-def test_heading_field_prefers_the_statement_over_prose(monkeypatch) -> None:
-    import rlm_docs.corpus.search as search
+def test_heading_field_prefers_the_statement_over_prose() -> None:
+    from rlm_docs.corpus.search import Ranking
 
     statement = "CONSOLIDATED BALANCE SHEETS\n" + "Cash 120 Inventories 340 Total assets 990\n" * 50
     prose = (
@@ -150,9 +158,11 @@ def test_heading_field_prefers_the_statement_over_prose(monkeypatch) -> None:
         "C": ["unrelated text " * 40],
         "D": ["more filler " * 40],
     }
-    assert Corpus.from_documents(docs).search("balance sheet", k=1)[0].document == "A"
-    monkeypatch.setattr(search, "HEAD_WEIGHT", 0.0)
-    assert Corpus.from_documents(docs).search("balance sheet", k=1)[0].document == "B"
+    text_only = Ranking(named=0.0, implied=0.0)
+    corpus = Corpus.from_documents(docs)
+    assert corpus.search("balance sheet", k=1, ranking=text_only)[0].document == "A"
+    no_head = Ranking(head=0.0, named=0.0, implied=0.0)
+    assert corpus.search("balance sheet", k=1, ranking=no_head)[0].document == "B"
 
 
 def test_store_without_heading_index_still_searches(corpus: Corpus, tmp_path: Path) -> None:

@@ -30,7 +30,24 @@ _YEAR = re.compile(r"^((?:19|20)\d\d)(?:q([1-4]))?$")
 _QUARTER = re.compile(r"^q([1-4])$")
 _DATE = re.compile(r"((?:19|20)\d\d)-(\d\d)-(\d\d)")
 _SUFFIXES = frozenset(
-    "inc incorporated corporation corp company co ltd plc llc the holdings group com sa ag nv".split()
+    [
+        "inc",
+        "incorporated",
+        "corporation",
+        "corp",
+        "company",
+        "co",
+        "ltd",
+        "plc",
+        "llc",
+        "the",
+        "holdings",
+        "group",
+        "com",
+        "sa",
+        "ag",
+        "nv",
+    ]
 )
 _KIND_WORDS = {
     "10k": "10k",
@@ -45,7 +62,16 @@ _QUERY_KINDS = (
     ("8k", re.compile(r"\b8-?k\b")),
     ("earnings", re.compile(r"\bearnings (?:release|report|call)\b|\bpress release\b")),
 )
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_ORDINAL = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+}
 _Q_YEAR = re.compile(
     r"\bq([1-4])\s*(?:'|of\s+)?(?:fy|fiscal(?:\s+year)?)?\s*'?((?:19|20)\d\d|\d\d)\b"
     r"|\b((?:19|20)\d\d)\s*q([1-4])\b"
@@ -121,7 +147,9 @@ def _company_keys(company: str) -> tuple[set[str], set[str]]:
 
 def _date(y: str, m: str | int, d: str) -> dt.date | None:
     try:
-        return dt.date(int(y), _MONTHS[m] if isinstance(m, str) and not m.isdigit() else int(m), int(d))
+        return dt.date(
+            int(y), _MONTHS[m] if isinstance(m, str) and not m.isdigit() else int(m), int(d)
+        )
     except (ValueError, KeyError):
         return None
 
@@ -268,7 +296,9 @@ def period_match(filing: Filing, q: QueryFacts, newest: bool = False) -> float:
     if q.year is not None and filing.year is not None:
         if filing.year == q.year:
             return scale
-        return scale * max(0.5 if filing.year in q.years else 0.0, 0.7 - 0.3 * abs(filing.year - q.year))
+        return scale * max(
+            0.5 if filing.year in q.years else 0.0, 0.7 - 0.3 * abs(filing.year - q.year)
+        )
     return 0.5 if newest else 0.0
 
 
@@ -285,19 +315,18 @@ def kind_match(filing: Filing, q: QueryFacts) -> float:
     return 0.5 if filing.quarter == 4 else 0.0
 
 
-_PERIOD_WORD = re.compile(r"^(?:(?:19|20)\d\d|fy\d{2,4}|q[1-4]|fy|10k|10q|8k|k|q)$")
+_FORM_WORD = re.compile(r"^(?:fy\d{2,4}|fy|10k|10q|8k|k|q)$")
 
 
-def naming_words(query: str, filings: list[Filing], years: bool = True) -> set[str]:
-    """The query's words that name one of `filings` (the matched ones): parts of a company key
-    and, with `years`, period and form words. Once they have picked the document they only
-    pull in pages that repeat the company name (exhibits, signatures), so page ranking drops
-    them."""
+def naming_words(query: str, filings: list[Filing]) -> set[str]:
+    """The query's words that name one of `filings` (the matched ones): parts of a company key,
+    and form words. Once they have picked the document they only pull in pages that repeat the
+    company name (exhibits, signatures), so page ranking drops them. Bare years stay: the
+    statement of the year asked for carries it in its column heads (measured: dropping them
+    cost FinanceBench dev a tenth of its page recall)."""
     keys = {k for f in filings for k in f.companies | f.short}
     out = set()
     for w in _WORD.findall(query.lower().replace("'s", "").replace("’s", "")):
-        if any(w in k for k in keys) and (len(w) >= 2 or w in keys):
-            out.add(w)
-        elif years and _PERIOD_WORD.match(w):
+        if any(w in k for k in keys) and (len(w) >= 2 or w in keys) or _FORM_WORD.match(w):
             out.add(w)
     return out

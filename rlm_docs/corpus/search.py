@@ -1,30 +1,35 @@
-"""BM25 page search with a page-heading field and a document-name boost.
+"""Page search: BM25 over page text and page heading, plus what a question says about the
+filing and the statement it wants.
 
 Tokens are lowercase runs of letters/digits, minus English stopwords, Snowball-stemmed
 (PyStemmer). Two indexes (bm25s, Lucene BM25, k1=1.5, b=0.75) are built at ingest and saved in
-the store's `bm25/` directory (the heading index in `bm25/head/`), loaded memory-mapped:
+the store's `bm25/` directory (the heading index in `bm25/head/`, each page's statement kind in
+`bm25/kinds.npy`), loaded memory-mapped; older stores get the missing parts built on load.
 
-- the page body (all of the page), and
-- the page heading: its first HEAD_CHARS characters, whitespace collapsed. A statement or
-  section title sits there ("CONSOLIDATED BALANCE SHEETS"), so a question about the balance
-  sheet finds the statement itself rather than prose that mentions it.
+A page's score, for pages holding at least one query term (`Ranking` holds the weights):
 
-Name boost (`boost_names=True`, the default): filings of one company differ mostly by year, so
-a query that names a company and a fiscal year ("3M", "FY2018") should prefer pages of
-`3M_2018_10K`. The final score of a page that matches at least one query term is
+    text(page)  = (bm25_body + head * bm25_head) / max over pages      in [0, 1]
+    score(page) = text(page) + filing * fit(document) + named * [page is a statement the
+                  question names] + implied * [page is a statement its line items live in]
 
-    s(page) = bm25_body(page) + HEAD_WEIGHT * bm25_head(page)
-    score(page) = s(page) + NAME_WEIGHT * max_page s(query) * name_match(document, query)
+- Heading field: the page's first HEAD_CHARS characters; a statement title sits there, so a
+  question about the balance sheet finds the statement rather than prose mentioning it.
+- Filing fit (`boost_names=True`): collections of filings hold many near-identical documents
+  of one company; `rlm_docs.corpus.filings` scores in [0, 1] how well a document's company,
+  period and kind (from its name and the metadata given at ingest) fit the query. Once that
+  has picked the document, the words that named it (company words, "FY2018", "10-K") are left
+  out of the page query, since they pull in exhibits and signature pages that repeat the
+  company name; bare years stay (a statement carries its year in its column heads).
+- Statement kinds (`rlm_docs.corpus.headings`): pages that are a balance sheet, income, cash
+  flow or equity statement; questions name them ("based on the cash flow statement", "P&L") or
+  imply them by line item ("inventories", "capex").
 
-where `name_match` in [0, 1] comes from `rlm_docs.corpus.names` (company 0.6, + year 0.3,
-+ document kind 0.1). Scaling by the query's best score keeps the boost comparable across
-queries; pages with no query term are never boosted in. On the FinanceBench dev questions the
-heading field lifts page recall@5 from 28% to 42% (see benchmarks/bench_corpus.py).
-
-Queries are questions, so before tokenizing them two things happen: fiscal-year tokens gain
-the bare year ("FY2018"/"FY18" also search "2018", the form page text uses), and words that
-only instruct the answerer ("assume", "answer", "question", "round", "decimal", ...) are
-dropped (`QUERY_STOPWORDS`); they would otherwise pull in pages of unrelated prose.
+Queries are questions, so before tokenizing: fiscal-year tokens gain the bare year
+("FY2018"/"FY18" also search "2018"), finance abbreviations are spelled out ("capex" also
+searches "capital expenditures"), and words that only instruct the answerer ("assume",
+"round", "explain", ...) are dropped (`QUERY_STOPWORDS`). Weights were chosen on FinanceBench
+dev and checked on both halves of it and on MMLongBench-Doc and KG-RAG (benchmarks/
+bench_retrieval.py prints the ablation).
 """
 
 import json
@@ -42,10 +47,10 @@ from bm25s.tokenization import Tokenized
 
 from rlm_docs.corpus.document import Hit
 from rlm_docs.corpus.filings import (
+    QueryFacts,
     company_match,
     describe,
     kind_match,
-    QueryFacts,
     naming_words,
     parse_query,
     period_match,
@@ -69,7 +74,25 @@ _INSTRUCTION_WORDS = (
     "help us we you your units explain state useful metric relevant meaningful like "
     "approximation reasonable exact possible"
 )
-QUERY_STOPWORDS = frozenset(_INSTRUCTION_WORDS.split())
+QUERY_STOPWORDS = frozenset(_INSTRUCTION_WORDS.split()) | {"s", "t"}
+_ABBREVIATIONS = {
+    "capex": "capital expenditures",
+    "opex": "operating expenses",
+    "cogs": "cost of goods sold",
+    "ppe": "property plant equipment",
+    "ppne": "property plant equipment",
+    "sga": "selling general administrative",
+    "rd": "research development",
+    "da": "depreciation amortization",
+    "fcf": "free cash flow",
+    "eps": "earnings per share",
+    "roa": "return on assets",
+    "roe": "return on equity",
+}
+_ABBR = re.compile(
+    r"\b(?:capex|opex|cogs|pp&e|ppe|ppne|sg&a|r&d|d&a|fcf|eps|roa|roe)\b", re.IGNORECASE
+)
+_ABBR_KEY = re.compile(r"[^a-z]")
 _FISCAL = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b", re.IGNORECASE)
 SNIPPET_CHARS = 200
 _WORD = re.compile(r"[a-z0-9]+")
@@ -165,10 +188,8 @@ def load_index(path: Path, texts: Callable[[], Sequence[str]]) -> Index:
             head = bm25s.BM25.load(path / "head", mmap=True, show_progress=False, verbosity=0)
         else:
             head = _head_index(texts(), Tokenizer(body.vocab_dict))
-        if (path / KINDS_FILE).is_file():
-            kinds = np.load(path / KINDS_FILE)
-        else:
-            kinds = page_kinds(texts())
+        stored = (path / KINDS_FILE).is_file()
+        kinds = np.load(path / KINDS_FILE) if stored else page_kinds(texts())
     except (OSError, ValueError) as exc:
         raise CorpusError(f"{path}: cannot load the BM25 index ({exc})") from None
     return Index(body, head, kinds)
@@ -233,10 +254,15 @@ def _with_year(m: re.Match) -> str:
     return f"{m.group(0)} {year if len(year) == 4 else '20' + year}"
 
 
+def _spell_out(m: re.Match) -> str:
+    return f"{m.group(0)} {_ABBREVIATIONS[_ABBR_KEY.sub('', m.group(0).lower())]}"
+
+
 def query_text(query: str, drop: frozenset[str] | set[str] = frozenset()) -> str:
-    """The question as search text: fiscal years expanded, instruction words and `drop`
-    (the words that named the filing) removed."""
-    text = _FISCAL.sub(_with_year, query)
+    """The question as search text: fiscal years and finance abbreviations expanded (pages
+    write "capital expenditures", questions "capex"), instruction words and `drop` (the
+    words that named the filing) removed."""
+    text = _ABBR.sub(_spell_out, _FISCAL.sub(_with_year, query))
     skip = QUERY_STOPWORDS | drop
     return " ".join(w for w in _WORD.findall(text.lower()) if w not in skip)
 
@@ -248,7 +274,7 @@ class Ranking:
 
     head: float = HEAD_WEIGHT
     filing: float = FILING_WEIGHT
-    strip: int = 2  # 0: keep the words that named the filing; 1: drop company words; 2: + years
+    strip: bool = True  # keep the words that named the filing out of page ranking
     named: float = NAMED_WEIGHT
     implied: float = IMPLIED_WEIGHT
 
@@ -335,7 +361,7 @@ class Searcher:
         drop: set[str] = set()
         if fit is not None and fit.any() and w.strip:
             named = [self.filings[i] for i in np.flatnonzero(fit)]
-            drop = naming_words(query, named, years=w.strip > 1)
+            drop = naming_words(query, named)
         qids = sorted(set(self.tokenizer.ids(query_text(query, drop), grow=False)))
         if not qids and drop:
             qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
