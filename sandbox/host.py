@@ -299,7 +299,7 @@ class Sandbox:
         while True:
             frame = self._read(min(deadline, hard), cpu_budget)
             if frame is None:
-                raise _TimedOut(run_deadline=time.monotonic() >= hard)
+                raise _TimedOut(run_deadline=hard < deadline)
             if frame.get("id") != self._request_id or frame["op"] not in ("call", *final_ops):
                 raise _WorkerGone(f"sent an unexpected {frame['op']!r} frame")
             if frame["op"] != "call":
@@ -309,6 +309,8 @@ class Sandbox:
             started = time.monotonic()
             reply = self._answer(frame)
             deadline += time.monotonic() - started
+            if time.monotonic() >= hard:  # the host function used up the run's time
+                raise _TimedOut(run_deadline=True)
             self._send(reply, min(deadline, hard))
 
     def _recover(self, exc: Exception) -> str:

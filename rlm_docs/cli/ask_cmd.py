@@ -6,11 +6,12 @@ without keys or network. The trajectory goes to `--log-dir` (default `RLM_DOCS_H
 """
 
 import argparse
-import json
 import os
 from typing import Any
 
 from rlm_docs.cli.numbers import count, positive_float, positive_int
+from rlm_docs.cli.retry_notices import retry_notices
+from rlm_docs.cli.terminal import json_text
 from rlm_docs.resources import home_dir
 
 # (flag, Budget field, argparse type, help): 0 is refused where it would make the run pointless
@@ -127,9 +128,10 @@ def run(args: argparse.Namespace) -> int:
         log_dir=log_dir,
         on_turn=print_turn if args.verbose else None,
     )
-    pred = rlm.ask(args.question)
+    with retry_notices("ask", args.verbose):
+        pred = rlm.ask(args.question)
     if args.json:
-        print(json.dumps(pred.to_madqa(), ensure_ascii=False, indent=2))
+        print(json_text(pred.to_madqa(), indent=2))
     else:
         _print(pred)
     return 1 if pred.stop_reason == "error" else 0

@@ -1,11 +1,11 @@
 """`rlm-docs corpus info|show|search CORPUS ...`: inspect a corpus store."""
 
 import argparse
-import json
 import sys
 
 from rlm_docs.cli.console import console
 from rlm_docs.cli.numbers import positive_int
+from rlm_docs.cli.terminal import json_text, sanitize
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +50,7 @@ def run_info(args: argparse.Namespace) -> int:
     }
     if args.json:
         print(
-            json.dumps(
+            json_text(
                 {"path": str(corpus.path), **totals, "per_document": [d.to_dict() for d in docs]},
                 indent=1,
             )
@@ -60,7 +60,7 @@ def run_info(args: argparse.Namespace) -> int:
     for col in ("document", "pages", "chars", "tokens"):
         table.add_column(col, justify="left" if col == "document" else "right")
     for d in docs:
-        table.add_row(d.name, f"{d.num_pages:,}", f"{d.chars:,}", f"{d.tokens:,}")
+        table.add_row(sanitize(d.name), f"{d.num_pages:,}", f"{d.chars:,}", f"{d.tokens:,}")
     table.add_section()
     table.add_row(
         f"total ({totals['documents']} documents)",
@@ -78,6 +78,7 @@ def run_show(args: argparse.Namespace) -> int:
     from rlm_docs.corpus.demo import resolve_store
 
     text = Corpus.load(resolve_store(args.corpus)).page(args.document, args.page)
+    text = sanitize(text)  # page text is document text: it must not drive the terminal
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
@@ -91,7 +92,7 @@ def run_search(args: argparse.Namespace) -> int:
     )
     if args.json:
         for h in hits:
-            print(json.dumps(h.to_dict(), ensure_ascii=False))
+            print(json_text(h.to_dict()))
         return 0
     out = console()
     if not hits:

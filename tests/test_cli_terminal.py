@@ -1,0 +1,71 @@
+"""Terminal control sequences from models and documents never reach the terminal."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.cli import main
+from rlm_docs.cli.terminal import json_text, sanitize
+from rlm_docs.corpus import Corpus
+
+ESC = "\x1b"
+HOSTILE = (
+    f"{ESC}]0;pwned title{ESC}\\"  # OSC window title
+    f"{ESC}]8;;http://evil.example/{ESC}\\click{ESC}]8;;{ESC}\\"  # OSC 8 hyperlink
+    f"{ESC}[2J{ESC}[H"  # clear screen, cursor home
+    f"{ESC}[8mhidden{ESC}[0m"  # concealed text
+    "\x9b31m\x9d0;c1 title\x07"  # 8-bit CSI and OSC
+    f"{ESC}P1$qm{ESC}\\"  # DCS
+    "\x07\x08\r\x00\x7f"  # BEL, backspace, carriage return, NUL, DEL
+)
+
+
+def test_sanitize_strips_every_control_sequence_and_keeps_text() -> None:
+    clean = sanitize("Revenue:\t$12 million\n" + HOSTILE + " — ok ✓")
+    assert clean == "Revenue:\t$12 million\nclickhidden — ok ✓"
+    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in clean)
+
+
+@pytest.mark.parametrize(
+    "text", [ESC * 1_000_000, (ESC + "[") * 500_000, (ESC + "]") * 500_000, "\x9b1" * 500_000]
+)
+def test_sanitize_is_linear_on_one_megabyte(text: str) -> None:
+    assert sanitize(text + "\nend").endswith("\nend")
+
+
+def test_json_text_escapes_c1_and_keeps_the_data() -> None:
+    value = {"answer": [HOSTILE]}
+    text = json_text(value)
+    assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in text)
+    assert json.loads(text) == value
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    docs = {f"memo{ESC}[2J": [f"Budget {ESC}]0;doc title{ESC}\\was $12 million."]}
+    return Corpus.from_documents(docs).save(tmp_path_factory.mktemp("corpus") / "store")
+
+
+def test_ask_and_corpus_commands_print_no_control_sequences(store, tmp_path, capsys) -> None:
+    replies = [
+        f"```repl\nprint({HOSTILE!r})\n```",
+        f"FINAL(twelve {HOSTILE} million)",
+        json.dumps({"answer": [f"$12 {HOSTILE}million"], "citations": []}),
+    ]
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(replies * 2))
+    args = ["ask", "How much?", "--corpus", str(store), "--log-dir", str(tmp_path)]
+    assert main([*args, "--model", f"scripted:{script}", "-v"]) == 0
+    out, err = capsys.readouterr()
+    assert "Answer: $12 clickhidden" in out and "million" in out
+    assert "clickhidden" in err  # the REPL output and the final answer, shown by -v
+    script.write_text(json.dumps(replies))
+    assert main([*args, "--model", f"scripted:{script}", "--json"]) == 0
+    shown = capsys.readouterr().out
+    assert json.loads(shown)["answer"] == [f"$12 {HOSTILE}million"]
+    assert main(["corpus", "show", str(store), f"memo{ESC}[2J", "1"]) == 0
+    assert main(["corpus", "info", str(store)]) == 0
+    assert main(["corpus", "search", str(store), "budget"]) == 0
+    printed = out + err + shown + capsys.readouterr().out
+    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in printed)
