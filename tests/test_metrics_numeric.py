@@ -66,13 +66,33 @@ def test_text_golds_and_hedges_are_left_to_the_string_stage():
     assert numeric_verdict(["5%"], [["Yes. It decreased."]]) is None
     assert numeric_verdict(["$400,000,000"], [["$400,000,000 increase."]]) is None
     # a mixed gold: a miss on the number falls through for the text variant
-    assert numeric_verdict(["about four"], [["4"], ["four"]]) is None
-    assert numeric_verdict(["4.0"], [["4"], ["four"]]) is True
+    assert numeric_verdict(["about 5"], [["4"], ["four or more"]]) is None
+    assert numeric_verdict(["4.0"], [["4"], ["four or more"]]) is True
     # listing many values with one right is a hedge, not an answer
     assert numeric_verdict(["1, 2, 3, 4 or 5"], [["3"]]) is None
     assert numeric_verdict(["1, 2, 4, 6 or 7"], [["3"]]) is False
-    # multi-item golds are compared item by item by ANLS*
-    assert numeric_verdict(["3", "5"], [["3", "5"]]) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "verdict"),
+    [
+        # number words
+        (["There are three of them"], ["3"], True),
+        (["eight"], ["8"], True),
+        (["one million dollars"], ["$1,000,000"], True),
+        (["seven"], ["8"], False),
+        # list golds: every item, in any order, each by its own quantity
+        (["25", "16", "19"], ["16", "19", "25"], True),
+        (["16, 19 and 25"], ["16", "19", "25"], True),
+        (["16", "19"], ["16", "19", "25"], False),
+        (["0"], ["0", "0"], False),
+        (["0 and 0"], ["0", "0"], True),
+        (["90%, 42%, 39%"], ["90%", "42%", "39%"], True),
+        (["2005 and 2006"], ["2005", "2006"], True),
+    ],
+)
+def test_number_words_and_list_golds(answer, gold, verdict):
+    assert numeric_verdict(answer, [gold]) is verdict
 
 
 def test_quantity_reading():

@@ -18,12 +18,14 @@ quantity, this stage decides instead, before any string stage or judge:
   are hundredths of a percent; different unit kinds (days vs %) never match. A negative gold also
   matches its magnitude in an answer that says it decreased.
 - Years (a bare integer 1900..2100) in the answer are ignored unless the gold is one.
+- Number words zero..twenty count as numbers (`three` = `3`).
+- A list gold of several bare quantities needs each of them, in any order, in the answer.
 
 The answer is right when one of its quantities matches a numeric gold variant; it is wrong when
 it has no quantity or none matches, whatever ANLS* says (when some gold variants are text, a
 miss falls through to the string stage for them). An answer listing more than
-`MAX_QUANTITIES` distinct values with one match is a hedge the stage does not settle: it falls
-through to the string stage.
+`MAX_QUANTITIES` distinct values (plus one per further item of a list gold) with a match is a
+hedge the stage does not settle: it falls through to the string stage.
 """
 
 import re
@@ -65,7 +67,34 @@ _UNITS = {
     "times": "times",
 }
 _CURRENCY = r"(?:US\$|USD\s?|EUR\s?|GBP\s?|\$|€|£)"
-_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
+_NUMBER = (
+    r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+|(?:"
+    + "|".join(sorted(_WORDS, key=len, reverse=True))
+    + r")(?![a-z])"
+)
 _SCALE = "|".join(sorted((re.escape(s) for s in _SCALES), key=len, reverse=True))
 _UNIT = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
 _QUANTITY = re.compile(
@@ -105,7 +134,8 @@ class Quantity:
 
 
 def _parse(m: re.Match[str]) -> Quantity:
-    raw = m["num"].replace(",", "")
+    word = m["num"].lower()
+    raw = str(_WORDS.index(word)) if word in _WORDS else m["num"].replace(",", "")
     mantissa = float(raw)
     negative = bool(m["sign1"] or m["sign2"]) or bool(m["open"] and m["close"])
     scale_word = (m["scale"] or "").lower()
@@ -136,14 +166,15 @@ def bare_quantity(text: str) -> Quantity | None:
     return _parse(found[0]) if not _FILLER.sub("", rest) else None
 
 
-def numeric_gold(variants: Sequence[Sequence[str]]) -> list[Quantity]:
-    """The gold quantities of the variants that are one bare quantity (empty: not numeric)."""
+def numeric_gold(variants: Sequence[Sequence[str]]) -> list[list[Quantity]]:
+    """The quantities of every variant whose items are all bare quantities (empty: the gold
+    is not numeric)."""
     out = []
     for variant in variants:
         items = [variant] if isinstance(variant, str) else list(variant)
-        q = bare_quantity(items[0]) if len(items) == 1 else None
-        if q is not None:
-            out.append(q)
+        found = [bare_quantity(item) for item in items]
+        if found and all(q is not None for q in found):
+            out.append(found)
     return out
 
 
@@ -182,18 +213,33 @@ def matches(answer: Quantity, gold: Quantity, decreased: bool = False) -> bool:
     return any(_close(c, g, slack * gold.scale) for c in candidates)
 
 
+def _covers(found: list[Quantity], gold: list[Quantity], decreased: bool) -> bool:
+    """Every gold item is matched by its own answer quantity (greedy, in gold order)."""
+    free = list(found)
+    for g in gold:
+        hit = next((q for q in free if matches(q, g, decreased)), None)
+        if hit is None:
+            return False
+        free.remove(hit)
+    return True
+
+
 def numeric_verdict(answer: Sequence[str], gold_variants: Sequence[Sequence[str]]) -> bool | None:
-    """True / False when the numeric stage decides, None when it does not apply or abstains."""
+    """True / False when the numeric stage decides, None when it does not apply or abstains.
+
+    A variant of several quantities (a list answer) needs each of them in the answer."""
     gold = numeric_gold(gold_variants)
     if not gold:
         return None
     all_numeric = len(gold) == len(gold_variants)
     text = " ; ".join(answer)
     decreased = bool(_DECREASE.search(text))
-    found = [q for q in quantities(text) if not q.year_like or any(g.year_like for g in gold)]
-    hit = any(matches(q, g, decreased) for q in found for g in gold)
-    if not hit:
+    years_ok = any(g.year_like for variant in gold for g in variant)
+    found = [q for q in quantities(text) if not q.year_like or years_ok]
+    covered = [variant for variant in gold if _covers(found, variant, decreased)]
+    if not covered:
         return False if all_numeric else None
-    if len({(q.value, q.unit) for q in found}) > MAX_QUANTITIES:
+    allowed = max(len(variant) for variant in covered) + MAX_QUANTITIES - 1
+    if len({(q.value, q.unit) for q in found}) > allowed:
         return None
     return True
