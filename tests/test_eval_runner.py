@@ -95,21 +95,23 @@ def test_judge_scores_non_exact_answers_in_the_ledger_and_cache(env, store, serv
                 "--judge", f"openai:judge@{judge.base_url}",
             )  # fmt: skip
             assert code == 0
-        # q3 and q4 (two-item golds) are refused with text: both go to the judge; q5's
-        # verbose answer is settled by the numeric stage before it
-        assert len(judge.requests) == 2
+        # q3 and q4 (two-item golds) are refused with text: q4's gold has text, so it goes to
+        # the judge; q3's gold is two amounts, and the numeric stage settles it (no number in
+        # the answer: wrong) as it settles q5's verbose but right answer
+        assert len(judge.requests) == 1
     _, rows = load_run(env / "a")
     by_id = {r["id"]: r for r in rows}
     assert by_id["q5"]["stage"] == "numeric" and by_id["q5"]["score"] == 1.0
-    assert by_id["q3"]["stage"] == "judge" and by_id["q3"]["score"] == 0.5
+    assert by_id["q3"]["stage"] == "numeric" and by_id["q3"]["score"] == 0.0
+    assert by_id["q4"]["stage"] == "judge" and by_id["q4"]["score"] == 0.5
     assert by_id["q2"]["stage"] == "exact" and by_id["q2"]["judge_calls"] == 0
     second = [json.loads(x) for x in (env / "b" / "ledger.jsonl").read_text().splitlines()]
     judged = [e for e in second if e["role"] == "judge"]
-    assert len(judged) == 2 and all(e["cached"] for e in judged)
+    assert len(judged) == 1 and all(e["cached"] for e in judged)
     report = build_report([env / "a"], env / "rep")
-    # raw 4/5 = 0.8 -> Rogan-Gladen with se 0.98, sp 1.0: 0.8 / 0.98 = 81.6%
-    assert "| 5 | 81.6% [" in report["markdown"]
-    assert "Rogan–Gladen corrected" in report["notes"][0] and "raw 80.0%" in report["notes"][0]
+    # raw 3.5/5 = 0.7 -> Rogan-Gladen with se 0.98, sp 1.0: 0.7 / 0.98 = 71.4%
+    assert "| 5 | 71.4% [" in report["markdown"]
+    assert "Rogan–Gladen corrected" in report["notes"][0] and "raw 70.0%" in report["notes"][0]
 
 
 def test_resume_refuses_other_settings_and_existing_dir(env, store, server, capsys):
