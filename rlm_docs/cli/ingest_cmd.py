@@ -51,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="keep the documents already in CORPUS, adding the new ones (a document of the same "
         "name is replaced); without it CORPUS is replaced by exactly the documents of SRC",
     )
+    p.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="read files that are symlinks to places outside SRC (refused by default)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--verbose",
@@ -77,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
             metadata=args.metadata,
             append=args.append,
             on_progress=on_progress,
+            follow_symlinks=args.follow_symlinks,
         )
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))

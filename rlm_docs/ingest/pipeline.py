@@ -50,13 +50,25 @@ class IngestReport:
         return {**asdict(self), "path": str(self.path)}
 
 
+def _check_link(path: Path, root: Path) -> None:
+    """Refuse `path` when it resolves (through symlinks) outside `root`: a document that links
+    to a host file would become corpus text, sent to model providers and shown in viewers."""
+    target = path.resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise IngestError(
+            f"{path}: a symlink to {target}, outside {root}; not read "
+            "(pass --follow-symlinks to read it)"
+        )
+
+
 def discover(
-    sources: list[str | Path], exclude: Path | None = None
+    sources: list[str | Path], exclude: Path | None = None, follow_symlinks: bool = False
 ) -> tuple[list[Path], list[Path]]:
     """(files to read, files ignored): files named by `sources`, and directories searched
     recursively for supported files in sorted order; unsupported and hidden files are
     ignored (and reported), anything under `exclude` (the output store) silently. Duplicates
-    are dropped."""
+    are dropped. Unless `follow_symlinks`, a file that resolves outside its source root (the
+    directory given, or the directory of a file given) is refused with IngestError."""
     skip = exclude.resolve() if exclude is not None else None
     files: list[Path] = []
     ignored: list[Path] = []
@@ -68,11 +80,15 @@ def discover(
                 if not p.is_file() or (skip is not None and p.resolve().is_relative_to(skip)):
                     continue
                 hidden = any(part.startswith(".") for part in p.relative_to(path).parts)
+                if supported(p) and not hidden and not follow_symlinks:
+                    _check_link(p, path)
                 (found if supported(p) and not hidden else ignored).append(p)
             if not found:
                 raise IngestError(f"{path}: no .pdf/.json/.md/.txt files in this directory")
             files.extend(found)
         elif path.is_file():
+            if not follow_symlinks:
+                _check_link(path, path.parent)
             files.append(path)
         else:
             raise IngestError(f"{path}: no such file or directory")
@@ -117,13 +133,15 @@ def ingest(
     metadata: str | Path | None = None,
     append: bool = False,
     on_progress: Callable[[int, int, int], None] | None = None,
+    follow_symlinks: bool = False,
 ) -> IngestReport:
     """Read `sources` (files or directories) and write the corpus store `out`, attaching the
     rows of the JSONL file `metadata` to the documents they name.
 
     `append=True` keeps the documents of the existing store at `out` and adds the new ones
     (a document with the same name is replaced). `on_progress(files_done, files_total,
-    pages_read)` is called after each source file."""
+    pages_read)` is called after each source file. Symlinks that leave the source roots are
+    refused unless `follow_symlinks` (see `discover`)."""
     if format is not None and format not in FORMATS:
         raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
     if ocr not in OCR_MODES:
@@ -132,7 +150,7 @@ def ingest(
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
     rows = read_metadata(metadata) if metadata is not None else None
-    files, ignored = discover(list(sources), exclude=out)
+    files, ignored = discover(list(sources), exclude=out, follow_symlinks=follow_symlinks)
     old, previous = _previous(out)
     docs: list[Document] = []
     entries: list[dict] = []

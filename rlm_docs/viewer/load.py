@@ -36,6 +36,11 @@ def read_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[dict[str, Any]
     `torn_tail_ok`: an unparsable last line with no newline is dropped instead, as an eval run
     that is still writing (or was killed mid-write) leaves it; `--resume` re-runs that question.
     """
+    return [record for _, record in numbered_jsonl(path, torn_tail_ok=torn_tail_ok)]
+
+
+def numbered_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every record of a JSONL file (see `read_jsonl`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -53,7 +58,7 @@ def read_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[dict[str, Any]
             raise DatasetError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{path}:{number}: expected a JSON object")
-        records.append(record)
+        records.append((number, record))
     return records
 
 
@@ -102,10 +107,21 @@ def _correctness(record: dict[str, Any]) -> tuple[bool | None, float | None]:
     return correct, score
 
 
+def effort(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """The effort fields of a record; DatasetError naming `where` (file:line) and the field
+    when one is neither a number nor null (the page sums them)."""
+    values = {k: record.get(k) for k in EFFORT_FIELDS}
+    for key, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise DatasetError(f"{where}: field {key!r} must be a number, got {value!r:.60}")
+    return values
+
+
 def question_entry(
-    record: dict[str, Any], trajectory: dict[str, Any] | None, index: int
+    record: dict[str, Any], trajectory: dict[str, Any] | None, index: int, where: str
 ) -> dict[str, Any]:
-    """One question as the page shows it, from a results/prediction record."""
+    """One question as the page shows it, from a results/prediction record (read at
+    `where`, a file:line for error messages)."""
     correct, score = _correctness(record)
     answer = record.get("answer")
     return {
@@ -117,7 +133,7 @@ def question_entry(
         "score": score,
         "citations": [c for c in record.get("citations") or [] if isinstance(c, dict)],
         "evidence": record.get("evidence") or [],
-        "effort": {k: record.get(k) for k in EFFORT_FIELDS},
+        "effort": effort(record, where),
         "scores": {k: record[k] for k in SCORE_FIELDS if record.get(k) is not None},
         "ledger": record.get("ledger") if isinstance(record.get("ledger"), list) else None,
         "stop_reason": record.get("stop_reason"),
@@ -136,7 +152,7 @@ def from_trajectory_file(path: Path) -> list[dict[str, Any]]:
     record = dict(traj["result"] or {})
     record.setdefault("question", meta.get("question"))
     record.setdefault("id", meta.get("question_id"))
-    entry = question_entry(record, traj, 0)
+    entry = question_entry(record, traj, 0, f"{path} (result record)")
     entry["trajectory_file"] = str(path)
     return [entry]
 
@@ -169,7 +185,7 @@ def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
             )
         return [q for log in logs for q in from_trajectory_file(log)]
     questions = []
-    for i, record in enumerate(read_jsonl(results, torn_tail_ok=True)):
+    for i, (line, record) in enumerate(numbered_jsonl(results, torn_tail_ok=True)):
         ref = record.get("trajectory")
         log = _find_log(run_dir, ref) if isinstance(ref, str) and ref else None
         traj, problem = None, None
@@ -180,7 +196,7 @@ def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
                 problem = str(exc)
         elif ref:
             problem = f"trajectory log {ref} not found"
-        entry = question_entry(record, traj, i)
+        entry = question_entry(record, traj, i, f"{results}:{line}")
         entry["trajectory_error"] = problem
         questions.append(entry)
     return questions
