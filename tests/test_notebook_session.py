@@ -109,3 +109,16 @@ def test_ask_returns_cited_prediction_and_trajectory(store):
         assert len(s.ledger) == len(view.ledger_rows()) + sum(
             1 for e in s.ledger.entries if e.role == "extract"
         )
+
+
+def test_ask_writes_the_trajectory_file_it_names(store, tmp_path, monkeypatch):
+    """README: `TrajectoryView.from_file(p.trajectory)` after `Session.ask` (it used to be None)."""
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    with Session(store, model="offline") as s:
+        p = s.ask("What were 3M's net sales?", budget=Budget(max_steps=4))
+        q = s.ask("What was AMD revenue in 2019?", log_dir=tmp_path / "logs")
+    view = TrajectoryView.from_file(p.trajectory)
+    assert p.trajectory.startswith(str(tmp_path / "home" / "runs"))
+    assert view.iterations and view.result["answer"] == p.answer
+    assert TrajectoryView.from_file(q.trajectory).result["question"] == q.question
+    assert q.trajectory.startswith(str(tmp_path / "logs"))

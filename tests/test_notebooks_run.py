@@ -47,23 +47,26 @@ def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
     client.execute()  # raises CellExecutionError naming the failing cell
     text = outputs_text(nb)
     assert "Traceback (most recent call last)" not in text
+    # Outputs go to a temp dir, never into the working (or repository) directory.
+    assert not list(work.iterdir())
     if name == "explore_corpus":
-        assert (work / "demo_store" / "manifest.json").is_file()
+        (store,) = scratch.glob("explore-corpus-*/demo_store")
+        assert (store / "manifest.json").is_file()
         assert "NameError" not in text and "not available in the sandbox" in text
     elif name == "ask_and_inspect":
-        assert (work / "trajectory.html").stat().st_size > 10_000
-        assert list((work / "logs").glob("*.jsonl"))
+        (out,) = scratch.glob("ask-and-inspect-*")
+        assert (out / "trajectory.html").stat().st_size > 10_000
+        assert list((out / "logs").glob("*.jsonl"))
     elif name == "decomposition_study":
-        # Outputs go to a temp dir, never into the working (or repository) directory.
-        assert not list(work.iterdir())
         assert "image/png" in str([o for c in nb.cells for o in c.get("outputs", [])])
         (figure,) = scratch.glob("decomposition-study-*/scaling.png")
         assert figure.stat().st_size > 10_000
         assert "oolong" in text and "needle" in text and "sub-calls" in text
         assert "llm_query_batched" in text  # the root's map step, printed from its trajectory
     else:
+        (out,) = scratch.glob("cost-calibration-*")
         for figure in ("calibration", "accuracy_vs_cost", "accuracy_vs_steps"):
-            assert (work / "figures" / f"{figure}.png").stat().st_size > 5_000
-        runs = sorted(p.name for p in (work / "runs").iterdir())
+            assert (out / "figures" / f"{figure}.png").stat().st_size > 5_000
+        runs = sorted(p.name for p in (out / "runs").iterdir())
         assert runs == ["bm25-agent-1steps", "bm25-agent-8steps", "rlm-1steps", "rlm-8steps"]
         assert "image/png" in str([o for c in nb.cells for o in c.get("outputs", [])])

@@ -104,7 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--verbose",
         "-v",
         action="store_true",
-        help="show each turn as it ends (model code, REPL output, sub-calls) on stderr",
+        help="show each turn on stderr as it ends: its full code, REPL output and each "
+        "sub-call's prompt and reply (clipped)",
     )
     add_timeout_arg(p)
     add_budget_args(p)

@@ -134,11 +134,21 @@ class Session:
 
     # -- asking ------------------------------------------------------------------------------
 
-    def ask(self, question: str, *, model: Any = None, budget: Budget | None = None) -> Any:
+    def ask(
+        self,
+        question: str,
+        *,
+        model: Any = None,
+        budget: Budget | None = None,
+        log_dir: str | os.PathLike | None = None,
+    ) -> Any:
         """`RLM(...).ask(question)` over this session's corpus (its own fresh sandbox), with
-        calls recorded in this session's ledger; the trajectory is kept in `last_trajectory`."""
+        calls recorded in this session's ledger; the trajectory is kept in `last_trajectory`
+        and written, like `rlm-docs ask`'s, to `log_dir` (default `RLM_DOCS_HOME/runs`), so
+        `TrajectoryView.from_file(prediction.trajectory)` and the viewer can open it later."""
         from rlm_docs.engine import RLM
         from rlm_docs.notebook.trajectory_view import TrajectoryView
+        from rlm_docs.resources import home_dir
 
         if self.corpus is None:
             raise ConfigError("Session.ask: this session has no corpus")
@@ -148,6 +158,7 @@ class Session:
             budget=budget,
             limits=self.limits,
             ledger=self.ledger,
+            log_dir=log_dir if log_dir is not None else home_dir() / "runs",
         )
         prediction = rlm.ask(question)
         self.last_trajectory = TrajectoryView(rlm.last_records)
