@@ -103,6 +103,16 @@ def _subset(rows: list, question: str) -> list:
 
 
 def _expected(rows: list, question: str) -> str:
+    if "which user is represented most often?" in question:
+        (top, n), (_, second) = Counter(user for _, user, _ in rows).most_common(2)
+        assert n > second
+        return str(top)
+    wanted = re.search(r"which user has the most instances with the label ([a-z ]+)\?", question)
+    if wanted:
+        users = Counter(user for _, user, label in rows if label == wanted.group(1))
+        (top, n), (_, second) = users.most_common(2)
+        assert n > second
+        return str(top)
     counts = Counter(label for _, _, label in _subset(rows, question))
     asked = re.search(r"classified as label '([^']+)'", question)
     if asked:
@@ -133,9 +143,15 @@ def test_oolong_gold_recomputed_from_corpus_and_labels(oolong_dir: Path) -> None
             assert q["answer_variants"] == [[_expected(rows, q["question"])]], q["question"]
             assert q["scorer"] == "oolong" and q["evidence"] == []
             families[q["question_type"]] += 1
-    assert {"count", "most_common", "comparison", "count_by_user", "count_by_month"} <= set(
-        families
-    )
+    assert {
+        "count",
+        "most_common",
+        "comparison",
+        "count_by_user",
+        "count_by_month",
+        "top_user",
+        "top_user_for_label",
+    } <= set(families)
 
 
 # Task predicates written out independently of the generator, from the paper's wording.

@@ -4,7 +4,8 @@ Templates are OOLONG-synth's, character for character (data set README, section 
 four scopes: the whole window, the instances of one user (OOLONG's user subset, one id), one
 calendar month of any year, and an inclusive date range. Each scope emits the counting block
 (most common / least common label, label comparisons, per-label counts) under OOLONG's
-conditions (0.02 share margins, strict maxima). One deviation, to keep the gold exact: a least-
+conditions (0.02 share margins, strict maxima); the whole window also gets OOLONG's user
+questions U1 (most represented user) and U6 (user with the most instances of a label). One deviation, to keep the gold exact: a least-
 common question is only asked when the minimum is not tied (OOLONG scores only the first of
 tied labels, an order the model cannot see).
 """
@@ -31,6 +32,14 @@ COUNT = (
     " how many data points should be classified as label '{label}'? Give your final answer in "
     "the form 'Answer: number'."
 )
+TOP_USER = (
+    "In the above data, which user is represented most often? Give your final answer in the "
+    "form 'User: [X]', where [X] is the user ID."
+)
+TOP_USER_FOR_LABEL = (
+    "In the above data, which user has the most instances with the label {label}? Give your "
+    "final answer in the form 'User: [X]', where [X] is the user ID."
+)
 USER_PREFIX = (
     "For the following question, only consider the subset of instances that are associated "
     "with user IDs {ids}. Among instances associated with these users,"
@@ -51,8 +60,8 @@ class Item:
 
     question: str
     answer: str
-    answer_type: str  # label | comparison | numeric
-    task: str  # most_common | least_common | comparison | count
+    answer_type: str  # label | comparison | numeric | user
+    task: str  # most_common | least_common | comparison | count | top_user[_for_label]
     scope: str  # all | user | month | range
 
     @property
@@ -122,10 +131,25 @@ def _date_range(entries: tuple[Entry, ...], rng: random.Random) -> tuple[int, in
     return s, e
 
 
+def user_questions(entries: tuple[Entry, ...]) -> list[Item]:
+    """OOLONG's U1 (most represented user: no labels needed) and U6 (user with the most
+    instances of each label, among that label's top ten users), when the top is strict."""
+    items = []
+    ranked = Counter(e.user for e in entries).most_common(2)
+    if len(ranked) == 2 and ranked[0][1] > ranked[1][1]:
+        items.append(Item(TOP_USER, str(ranked[0][0]), "user", "top_user", "all"))
+    for label, _ in label_counts(entries):
+        top = Counter(e.user for e in entries if e.label == label).most_common(10)
+        if len(top) >= 2 and top[0][1] > top[1][1]:
+            q = TOP_USER_FOR_LABEL.format(label=label)
+            items.append(Item(q, str(top[0][0]), "user", "top_user_for_label", "all"))
+    return items
+
+
 def candidates(window: Window, rng: random.Random) -> list[Item]:
     """Every question of the four scopes (the caller samples from them)."""
     entries = window.entries
-    items = counting_block(list(entries), OPENING, "all")
+    items = counting_block(list(entries), OPENING, "all") + user_questions(entries)
     users = _top_users(entries)
     if users:
         user = rng.choice(users)

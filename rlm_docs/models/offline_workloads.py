@@ -4,12 +4,14 @@ A question in one of the workloads' published forms is parsed into a task (data)
 writes REPL code for it:
 
 - **aggregation** (OOLONG label counts, most/least common, comparisons, restricted to a user,
-  a month or a date range) and **pairs** (OOLONG-Pairs): the code parses the
+  a month or a date range; the user with the most instances of a label) and **pairs** (OOLONG-Pairs): the code parses the
   `Date: … || User: … || Instance: …` lines of `context`, cuts them into chunks of
   CHUNK_LINES lines, and classifies every chunk with one sub-call (`llm_query_batched`) whose
   prompt lists the numbered questions and the labels; it then counts, filters and pairs in
   Python. The number of sub-calls is ceil(lines / CHUNK_LINES): it grows with the context.
   When the sub-call budget runs out first, it answers from the entries classified so far.
+- **most represented user**: the same parsing and a count of user ids, with no sub-call (the
+  labels are not needed).
 - **needle**: `grep` for each key the question names and read the number on the matching line
   (no sub-call: a lookup needs none).
 
@@ -107,6 +109,11 @@ def parse_task(question: str) -> dict | None:
     )
     if found:
         return {"kind": "compare", "a": found.group(1), "b": found.group(2), "scope": _scope(q)}
+    if "which user is represented most often?" in q:
+        return {"kind": "top_user"}
+    found = re.search(rf"which user has the most instances with the label {_LABEL}\?", q)
+    if found:
+        return {"kind": "top_user_for_label", "label": found.group(1), "scope": {}}
     found = re.search(r"which of the labels is the (most|least) common\?", q)
     if found:
         return {"kind": found.group(1), "scope": _scope(q)}
@@ -121,7 +128,7 @@ def classification_reply(prompt: str) -> str | None:
     return "\n".join(f"{n}: {classify(text)}" for n, text in items)
 
 
-_CLASSIFY_CODE = """
+_PARSE_CODE = """
 import re
 from collections import Counter
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -131,6 +138,9 @@ for m in re.finditer(LINE, context, re.M):
     day = "%s-%02d-%s" % (m.group(3), MONTHS.index(m.group(1)) + 1, m.group(2))
     rows.append({"day": day, "user": int(m.group(4)), "text": m.group(5).strip(), "label": None})
 print(len(rows), "entries")
+"""
+
+_MAP_CODE = """
 # Map: classify the entries chunk by chunk, one sub-call per chunk, all in one batch.
 chunks = [rows[i : i + CHUNK_LINES] for i in range(0, len(rows), CHUNK_LINES)]
 prompts = []
@@ -172,7 +182,10 @@ def in_scope(r):
 counts = Counter(r["label"] for r in rows if r["label"] and in_scope(r))
 print("label counts in scope:", dict(counts))
 kind = task["kind"]
-if kind == "count":
+if kind == "top_user_for_label":
+    users = Counter(r["user"] for r in rows if r["label"] == task["label"])
+    reply = "User: " + str(users.most_common(1)[0][0] if users else "")
+elif kind == "count":
     reply = "Answer: " + str(counts.get(task["label"], 0))
 elif kind == "compare":
     a, b = counts.get(task["a"], 0), counts.get(task["b"], 0)
@@ -243,14 +256,26 @@ print("OFFLINE_ANSWER" + "_READY")  # split so the echoed code does not match
 """
 
 
+_TOP_USER_CODE = """
+# Who is represented most often needs no labels: count user ids.
+users = Counter(r["user"] for r in rows)
+reply = "User: " + str(users.most_common(1)[0][0] if users else "")
+final_answer = {"answer": [reply], "citations": []}
+print("ANSWER:", reply)
+print("OFFLINE_ANSWER" + "_READY")  # split so the echoed code does not match
+"""
+
+
 def task_code(task: dict) -> str:
     """Turn-1 REPL code for a parsed workload task."""
     header = f"task = {task!r}\n"
     if task["kind"] == "needle":
         return header + _NEEDLE_CODE
+    if task["kind"] == "top_user":
+        return header + _PARSE_CODE + _TOP_USER_CODE
     header += (
         f"LABELS = {list(LABELS)!r}\nCLASSIFY_HEAD = {CLASSIFY_HEAD!r}\n"
         f"CHUNK_LINES = {CHUNK_LINES}\n"
     )
     tail = _PAIRS_CODE if task["kind"] == "pairs" else _AGGREGATE_CODE
-    return header + _CLASSIFY_CODE + tail
+    return header + _PARSE_CODE + _MAP_CODE + tail
