@@ -14,7 +14,7 @@ from rlm_docs.cli.interrupt import leave
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.output_paths import check_home
 
-_COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view", "bench")
+_COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view", "bench", "serve", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,84 @@
+"""`rlm-docs mcp --corpus STORE`: the corpus as an MCP server for agents (Claude Desktop, IDE
+agents, any MCP client): the corpus tools, `ask` (a full RLM run) and documents as resources.
+
+Needs the `mcp` extra. `--transport stdio` (default) is what an agent launches as a
+subprocess; `--transport http` serves streamable HTTP at `http://HOST:PORT/mcp`. The budget
+flags bound every `ask` run (a call may only lower them).
+"""
+
+import argparse
+import logging
+import os
+import sys
+
+from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.errors import ConfigError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "mcp",
+        help="serve a corpus over MCP (tools search/grep/page/.../ask, documents as resources)",
+        description=(
+            "An MCP server over STORE: tools search, grep, page, pages, toc, read_section, files "
+            "and ask (a full RLM run within the budget flags); documents as resources."
+        ),
+    )
+    p.add_argument(
+        "--corpus", required=True, metavar="STORE", help="corpus store directory, or 'demo'"
+    )
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="(stdio)")
+    p.add_argument("--host", default="127.0.0.1", help="http: address to bind (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8001, help="http: port (default 8001; 0: any free)")
+    p.add_argument("--model", help="root model of ask (default: RLM_DOCS_MODEL or offline)")
+    p.add_argument("--sub-model", help="sub-model of ask (default: the root model)")
+    p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
+    p.add_argument("--max-runs", type=int, default=1, help="concurrent ask runs (default 1)")
+    p.add_argument("--log-dir", metavar="DIR", help="write each ask run's trajectory here")
+    add_budget_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from rlm_docs.mcp_server import build_server
+    except ImportError as exc:
+        raise ConfigError(
+            f"mcp needs the 'mcp' extra ({exc.name} is missing): pip install 'rlm-docs[mcp]'"
+        ) from None
+    from rlm_docs.corpus import Corpus
+    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.models import make_client, parse_spec
+
+    if args.max_runs < 1:
+        raise ConfigError(f"--max-runs must be >= 1, got {args.max_runs}")
+    corpus = Corpus.load(resolve_store(args.corpus))
+    root = args.model or os.environ.get("RLM_DOCS_MODEL") or "offline"
+    sub = args.sub_model or os.environ.get("RLM_DOCS_SUB_MODEL") or root
+    if "human" in (parse_spec(root).backend, parse_spec(sub).backend):
+        raise ConfigError("mcp: --model human needs a person at a terminal; stdio is the agent's")
+    model = make_client(root)
+    server = build_server(
+        corpus,
+        model=model,
+        sub_model=make_client(sub) if sub != root else model,
+        budget=budget_from_args(args),
+        prompt=args.prompt,
+        log_dir=args.log_dir,
+        max_runs=args.max_runs,
+    )
+    # stdout is the protocol channel on stdio: logs go to stderr only.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if args.transport == "stdio":
+        server.run("stdio")
+        return 0
+    import uvicorn
+
+    from rlm_docs.cli.serve_cmd import bind_socket
+
+    sock = bind_socket(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    app = server.streamable_http_app(host=args.host)
+    print(f"rlm-docs mcp: streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    return 0

@@ -1,0 +1,170 @@
+"""`rlm-docs serve --corpus STORE`: the corpus as an OpenAI-compatible chat API (model
+"rlm-docs"), so chat UIs, SDKs and agent frameworks can ask it questions.
+
+Needs the `serve` extra (FastAPI, uvicorn). The budget flags set each run's default and the
+maximum a request may ask for; `--model` / `--sub-model` (plus `--allow-model`) are the only
+models a request can use. Prints `listening on http://HOST:PORT` on stderr once bound
+(`--port 0` picks a free port). SIGTERM / Ctrl-C: stop accepting, let runs in flight finish for
+`--shutdown-grace` seconds, then cancel them (each logged).
+"""
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+
+from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.errors import ConfigError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="serve a corpus as an OpenAI-compatible chat API (model 'rlm-docs')",
+        description=(
+            "POST /v1/chat/completions answers the last user message with a full RLM run over "
+            "STORE (stream: true sends per-turn progress, then the answer); GET /v1/models."
+        ),
+    )
+    p.add_argument(
+        "--corpus", required=True, metavar="STORE", help="corpus store directory, or 'demo'"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    p.add_argument("--model", help="root model (default: RLM_DOCS_MODEL or offline)")
+    p.add_argument("--sub-model", help="sub-model (default: RLM_DOCS_SUB_MODEL or the root model)")
+    p.add_argument(
+        "--allow-model",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="another model a request may choose with rlm_docs.model / sub_model (repeatable)",
+    )
+    p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
+    p.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="require 'Authorization: Bearer <value of env var NAME>' on every request",
+    )
+    p.add_argument(
+        "--max-runs", type=int, default=4, help="concurrent runs; more get 429 (default 4)"
+    )
+    p.add_argument(
+        "--max-body-bytes", type=int, default=1_000_000, help="request size limit (default 1 MB)"
+    )
+    p.add_argument(
+        "--max-question-chars", type=int, default=20_000, help="question length limit (20,000)"
+    )
+    p.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="on SIGTERM, seconds runs in flight may take to finish before cancelling (30)",
+    )
+    p.add_argument("--log-dir", metavar="DIR", help="write each run's trajectory JSONL here")
+    add_budget_args(p)
+    p.set_defaults(func=run)
+
+
+def _api_key(name: str | None) -> str | None:
+    if name is None:
+        return None
+    if not name.isidentifier():
+        raise ConfigError(f"--api-key-env {name!r}: expected an environment variable NAME")
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"--api-key-env {name}: environment variable {name} is not set or empty")
+    return value
+
+
+def _check_positive(args: argparse.Namespace) -> None:
+    for flag in ("max_runs", "max_body_bytes", "max_question_chars"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    if args.shutdown_grace < 0:
+        raise ConfigError(f"--shutdown-grace must be >= 0, got {args.shutdown_grace}")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be in 0..65535, got {args.port}")
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A bound socket (port 0: any free one), so the real address can be printed before serving
+    and a busy port is one clear error line."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host!r}: cannot resolve ({exc.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"--host {host} --port {port}: cannot bind ({exc.strerror})") from None
+    sock.listen(2048)  # connections made once the address is printed wait for uvicorn
+    return sock
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from rlm_docs.serve.app import ServeConfig, make_app
+    except ImportError as exc:
+        raise ConfigError(
+            f"serve needs the 'serve' extra ({exc.name} is missing): pip install 'rlm-docs[serve]'"
+        ) from None
+    from rlm_docs.corpus import Corpus
+    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.models import make_client, parse_spec
+
+    _check_positive(args)
+    corpus = Corpus.load(resolve_store(args.corpus))
+    budget = budget_from_args(args)
+    api_key = _api_key(args.api_key_env)
+    root = args.model or os.environ.get("RLM_DOCS_MODEL") or "offline"
+    sub = args.sub_model or os.environ.get("RLM_DOCS_SUB_MODEL") or root
+    specs = list(dict.fromkeys([root, sub, *args.allow_model]))
+    if any(parse_spec(s).backend == "human" for s in specs):
+        raise ConfigError("serve: --model human needs a person at this terminal; not served")
+    models = {spec: make_client(spec) for spec in specs}
+    cfg = ServeConfig(
+        corpus=corpus,
+        models=models,
+        model=root,
+        sub_model=sub,
+        budget=budget,
+        api_key=api_key,
+        max_runs=args.max_runs,
+        max_body_bytes=args.max_body_bytes,
+        max_question_chars=args.max_question_chars,
+        prompt=args.prompt,
+        log_dir=args.log_dir,
+    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    sock = bind_socket(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(
+        make_app(cfg),
+        log_level="warning",
+        timeout_graceful_shutdown=args.shutdown_grace,  # type: ignore[arg-type]  # float works
+        lifespan="on",
+    )
+    print(
+        f"rlm-docs serve: listening on http://{host}:{port} (corpus {corpus.path}, model {root}, "
+        f"sub-model {sub}, {args.max_runs} concurrent runs)",
+        file=sys.stderr,
+        flush=True,
+    )
+    # uvicorn re-raises the SIGTERM it handled once it has shut down; exit 0 then, not -15.
+    signal.signal(signal.SIGTERM, _exit_clean)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def _exit_clean(signum: int, frame: object) -> None:
+    raise SystemExit(0)
