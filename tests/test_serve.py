@@ -315,17 +315,28 @@ def test_sigterm_past_the_grace_period_cancels_and_logs(store, tmp_path):
         assert "Traceback" not in log
 
 
-def test_serve_flag_errors_are_one_line(store, tmp_path):
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (
+            ["--api-key-env", "RLM_DOCS_TEST_UNSET_KEY"],
+            {},
+            "--api-key-env RLM_DOCS_TEST_UNSET_KEY: environment variable RLM_DOCS_TEST_UNSET_KEY "
+            "is not set or empty",
+        ),
+        ([], {"RLM_DOCS_MODEL": "bogus"}, "RLM_DOCS_MODEL=bogus: model 'bogus': expected"),
+        (["--model", "human"], {}, "model 'human': a person at a terminal cannot serve"),
+        (["--max-runs", "0"], {}, "--max-runs must be >= 1, got 0"),
+    ],
+)
+def test_serve_flag_errors_are_one_line(store, tmp_path, argv, env, message):
     run = subprocess.run(
-        [sys.executable, "-m", "rlm_docs", "serve", "--corpus", str(store)]
-        + ["--api-key-env", "RLM_DOCS_TEST_UNSET_KEY"],
+        [sys.executable, "-m", "rlm_docs", "serve", "--corpus", str(store), *argv],
         capture_output=True,
         text=True,
-        env=dict(os.environ) | {"RLM_DOCS_HOME": str(tmp_path)},
+        env=dict(os.environ) | {"RLM_DOCS_HOME": str(tmp_path)} | env,
         timeout=60,
     )
     assert run.returncode == 2
-    assert run.stderr.strip() == (
-        "rlm-docs serve: error: --api-key-env RLM_DOCS_TEST_UNSET_KEY: environment variable "
-        "RLM_DOCS_TEST_UNSET_KEY is not set or empty"
-    )
+    assert run.stderr.startswith(f"rlm-docs serve: error: {message}"), run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1

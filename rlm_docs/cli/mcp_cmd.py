@@ -8,10 +8,10 @@ flags bound every `ask` run (a call may only lower them).
 
 import argparse
 import logging
-import os
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.serve_cmd import served_models
 from rlm_docs.errors import ConfigError
 
 
@@ -48,20 +48,15 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     from rlm_docs.corpus import Corpus
     from rlm_docs.corpus.demo import resolve_store
-    from rlm_docs.models import make_client, parse_spec
 
     if args.max_runs < 1:
         raise ConfigError(f"--max-runs must be >= 1, got {args.max_runs}")
     corpus = Corpus.load(resolve_store(args.corpus))
-    root = args.model or os.environ.get("RLM_DOCS_MODEL") or "offline"
-    sub = args.sub_model or os.environ.get("RLM_DOCS_SUB_MODEL") or root
-    if "human" in (parse_spec(root).backend, parse_spec(sub).backend):
-        raise ConfigError("mcp: --model human needs a person at a terminal; stdio is the agent's")
-    model = make_client(root)
+    root, sub, models = served_models(args)
     server = build_server(
         corpus,
-        model=model,
-        sub_model=make_client(sub) if sub != root else model,
+        model=models[root],
+        sub_model=models[sub],
         budget=budget_from_args(args),
         prompt=args.prompt,
         log_dir=args.log_dir,

@@ -14,6 +14,8 @@ import os
 import signal
 import socket
 import sys
+from contextlib import nullcontext
+from typing import Any
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
 from rlm_docs.errors import ConfigError
@@ -69,6 +71,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def served_models(
+    args: argparse.Namespace, extra: list[str] | tuple[str, ...] = ()
+) -> tuple[str, str, dict[str, Any]]:
+    """(root, sub, {model string: client}) from `--model` / `--sub-model` (else RLM_DOCS_MODEL
+    / RLM_DOCS_SUB_MODEL, else offline / the root) plus `extra`; errors name the variable a bad
+    string came from. A person (`human`) cannot answer network callers, so it is refused."""
+    from rlm_docs.env import blame, env_value
+    from rlm_docs.models import make_client, parse_spec
+
+    origin: dict[str, str] = {}
+    root = args.model or env_value("RLM_DOCS_MODEL")
+    if root and not args.model:
+        origin[root] = "RLM_DOCS_MODEL"
+    sub = args.sub_model or env_value("RLM_DOCS_SUB_MODEL")
+    if sub and not args.sub_model:
+        origin.setdefault(sub, "RLM_DOCS_SUB_MODEL")
+    root = root or "offline"
+    sub = sub or root
+    models = {}
+    for spec in dict.fromkeys([root, sub, *extra]):
+        with blame(origin[spec], spec) if spec in origin else nullcontext():
+            if parse_spec(spec).backend == "human":
+                raise ConfigError(f"model {spec!r}: a person at a terminal cannot serve requests")
+            models[spec] = make_client(spec)
+    return root, sub, models
+
+
 def _api_key(name: str | None) -> str | None:
     if name is None:
         return None
@@ -120,18 +149,12 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     from rlm_docs.corpus import Corpus
     from rlm_docs.corpus.demo import resolve_store
-    from rlm_docs.models import make_client, parse_spec
 
     _check_positive(args)
     corpus = Corpus.load(resolve_store(args.corpus))
     budget = budget_from_args(args)
     api_key = _api_key(args.api_key_env)
-    root = args.model or os.environ.get("RLM_DOCS_MODEL") or "offline"
-    sub = args.sub_model or os.environ.get("RLM_DOCS_SUB_MODEL") or root
-    specs = list(dict.fromkeys([root, sub, *args.allow_model]))
-    if any(parse_spec(s).backend == "human" for s in specs):
-        raise ConfigError("serve: --model human needs a person at this terminal; not served")
-    models = {spec: make_client(spec) for spec in specs}
+    root, sub, models = served_models(args, args.allow_model)
     cfg = ServeConfig(
         corpus=corpus,
         models=models,
