@@ -1,6 +1,7 @@
 """`--model human`: a person in the root seat (or answering `llm_query`), driven through a real
 pseudo-terminal with pexpect (prompt_toolkit editor) and through plain stdin (pipes)."""
 
+import io
 import json
 import os
 import subprocess
@@ -10,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.errors import ConfigError
+from rlm_docs.errors import ConfigError, ModelError
 from rlm_docs.models import make_client, parse_spec
+from rlm_docs.models.human import HumanClient
+from rlm_docs.tokens import count_message_tokens
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect (dev extra) is not installed")
 
@@ -53,6 +56,20 @@ def test_spec_names_a_person():
     assert (client.backend, client.model, client.spec) == ("human", "alice", "human:alice")
     with pytest.raises(ConfigError, match="no base URL"):
         parse_spec("human:alice@http://127.0.0.1:1/v1")
+
+
+def test_requests_are_shown_without_terminal_controls_and_accounted_like_a_model():
+    shown = io.StringIO()
+    client = HumanClient("bob", reader=lambda: "first line\nsecond line", out=shown)
+    messages = [{"role": "user", "content": "page text\x1b]0;pwned\x07 with \x1b[2Jescapes"}]
+    reply = client.complete(messages, max_tokens=2)
+    assert "\x1b" not in shown.getvalue() and "page text with escapes" in shown.getvalue()
+    assert reply.text == "first line" and reply.usage.output_tokens == 2  # cut like a model
+    assert reply.cost_usd == 0.0 and reply.usage.input_tokens == count_message_tokens(messages)
+    assert "reply cut to the budget's 2 output tokens" in shown.getvalue()
+    closed = HumanClient(reader=lambda: None, out=io.StringIO())
+    with pytest.raises(ModelError, match="input was closed"):
+        closed.complete(messages)
 
 
 def test_person_in_the_root_seat_through_a_terminal(store, tmp_path):

@@ -118,15 +118,18 @@ class HumanClient:
         out.flush()
 
     def _show(self, messages: list[dict]) -> None:
-        """The system prompt once per conversation, then the newest message."""
+        """The system prompt once per conversation, then the newest message; their text comes
+        from documents and model code, so terminal control sequences are removed first."""
+        from rlm_docs.cli.terminal import sanitize
+
         self._requests += 1
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else None
         if system is not None and system != self._shown_system:
             self._shown_system = system
-            self._write(f"\n==== system prompt ====\n{system}\n")
-        last = messages[-1] if messages else {"content": ""}
+            self._write(f"\n==== system prompt ====\n{sanitize(str(system))}\n")
+        last = sanitize(str(messages[-1]["content"] if messages else ""))
         title = "turn" if system is not None else "request (sub-call or extraction)"
-        self._write(f"\n==== {title} (request {self._requests}) ====\n{last['content']}\n")
+        self._write(f"\n==== {title} (request {self._requests}) ====\n{last}\n")
         self._write(f"\n---- {HOW_TO_SEND}\n")
 
     def complete(
