@@ -3,8 +3,8 @@
 For every dev question the question text is the query over the data set's whole store. Prints,
 per data set and ranking variant: gold-page recall@5 (a gold evidence page among the 5 hits),
 gold-document recall@5 and page MRR@10 (document MRR@10 where evidence is document-level);
-FinanceBench also split into two halves of its dev questions (alternate questions by id) so a
-gain that holds on one half only shows up as tuning to dev. Then search latency p50/p95 on the
+FinanceBench and MMLongBench also split into two halves (alternate question ids; alternate
+documents) so a gain that holds on one half only shows up as tuning to dev. Then search latency p50/p95 on the
 FinanceBench store.
 
 - FinanceBench: all dev questions, 344 filings, `documents.jsonl` as metadata.
@@ -37,19 +37,25 @@ from rlm_docs.ingest import ingest
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 K = 5
 MRR_DEPTH = 10
-PLAIN = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0)
+PLAIN = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0, doc=0.0)
 FULL = Ranking()
 VARIANTS = [
     ("BM25 body only", PLAIN, True),
     ("+ heading field", replace(PLAIN, head=FULL.head), True),
-    ("+ filing match (metadata)", replace(FULL, named=0.0, implied=0.0, strip=False), True),
-    ("+ naming words out of page query", replace(FULL, named=0.0, implied=0.0), True),
-    ("+ named statement", replace(FULL, implied=0.0), True),
-    ("+ implied statement (default)", FULL, True),
+    (
+        "+ filing match (metadata)",
+        replace(FULL, named=0.0, implied=0.0, strip=False, doc=0.0),
+        True,
+    ),
+    ("+ naming words out of page query", replace(FULL, named=0.0, implied=0.0, doc=0.0), True),
+    ("+ named statement", replace(FULL, implied=0.0, doc=0.0), True),
+    ("+ implied statement", replace(FULL, doc=0.0), True),
+    ("+ document evidence (default)", FULL, True),
     ("default, filing from names only", FULL, False),
     ("default without heading field", replace(FULL, head=0.0), True),
     ("default without filing match", replace(FULL, filing=0.0), True),
     ("default without statement kinds", replace(FULL, named=0.0, implied=0.0), True),
+    ("default without document evidence", replace(FULL, doc=0.0), True),
     ("default, naming words kept", replace(FULL, strip=False), True),
 ]
 
@@ -136,13 +142,24 @@ def _fmt(x: float) -> str:
     return "  n/a" if x != x else f"{x:5.3f}"
 
 
+def _halves(ds: DataSet) -> tuple[list[dict], list[dict]] | None:
+    """Two halves of the questions: alternate ids (FinanceBench), alternate documents
+    (MMLongBench-Doc, whose questions cluster by document); None for KG-RAG (8 documents)."""
+    if ds.name == "FinanceBench":
+        ordered = sorted(ds.questions, key=lambda q: q["id"])
+        return ordered[0::2], ordered[1::2]
+    if ds.name == "MMLongBench-Doc":
+        docs = sorted({q["evidence"][0]["document"] for q in ds.questions})
+        first = set(docs[0::2])
+        a = [q for q in ds.questions if q["evidence"][0]["document"] in first]
+        return a, [q for q in ds.questions if q["evidence"][0]["document"] not in first]
+    return None
+
+
 def report(sets: list[DataSet], ablation: bool) -> None:
     variants = VARIANTS if ablation else [v for v in VARIANTS if v[1] in (PLAIN, FULL) and v[2]]
     for ds in sets:
-        halves = None
-        if ds.name == "FinanceBench":
-            ordered = sorted(ds.questions, key=lambda q: q["id"])
-            halves = (ordered[0::2], ordered[1::2])
+        halves = _halves(ds)
         print(
             f"\n{ds.name}: {len(ds.questions)} questions, {len(ds.store)} documents, "
             f"{ds.store.total_pages:,} pages"

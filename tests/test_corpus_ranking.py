@@ -174,3 +174,14 @@ def test_naming_words_and_asked_kinds() -> None:
         frozenset(),
         {"cashflow", "balance"},
     )
+
+
+def test_document_evidence_when_no_filing_fits() -> None:
+    # Twelve pages of a guide about the question's subject vs one stray page that matches a
+    # little better: without a company to go by, the document as a whole decides.
+    guide = [f"Step {i}: the solar panel inverter on the roof. " + PROSE for i in range(12)]
+    stray = ["The solar panel inverter on the roof; solar inverter. " + PROSE]
+    corpus = Corpus.from_documents({"guide": guide, "news": stray, "other": [PROSE, PROSE]})
+    q = "Where does the solar panel inverter go on the roof?"
+    assert _top(corpus, q, ranking=Ranking(doc=0.0))[0] == "news"
+    assert _top(corpus, q)[0] == "guide"

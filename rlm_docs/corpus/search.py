@@ -11,6 +11,7 @@ A page's score, for pages holding at least one query term (`Ranking` holds the w
     text(page)  = (bm25_body + head * bm25_head) / max over pages      in [0, 1]
     score(page) = text(page) + filing * fit(document) + named * [page is a statement the
                   question names] + implied * [page is a statement its line items live in]
+                  (+ doc * the document's share of the text score, when no filing fits)
 
 - Heading field: the page's first HEAD_CHARS characters; a statement title sits there, so a
   question about the balance sheet finds the statement rather than prose mentioning it.
@@ -20,6 +21,11 @@ A page's score, for pages holding at least one query term (`Ranking` holds the w
   has picked the document, the words that named it (company words, "FY2018", "10-K") are left
   out of the page query, since they pull in exhibits and signature pages that repeat the
   company name; bare years stay (a statement carries its year in its column heads).
+- Document evidence (only when no filing fits, e.g. reports and papers without company
+  names): questions are about one document, so each page gains `doc` times its document's
+  summed text score over the square root of its page count (scaled to 1 for the best
+  document): a page of a document that matches the question throughout beats a stray page
+  elsewhere.
 - Statement kinds (`rlm_docs.corpus.headings`): pages that are a balance sheet, income, cash
   flow or equity statement; questions name them ("based on the cash flow statement", "P&L") or
   imply them by line item ("inventories", "capex").
@@ -65,6 +71,7 @@ HEAD_WEIGHT = 0.5
 FILING_WEIGHT = 2.0
 NAMED_WEIGHT = 0.5
 IMPLIED_WEIGHT = 0.4
+DOC_WEIGHT = 0.3
 KINDS_FILE = "kinds.npy"
 HEAD_CHARS = 300
 _INSTRUCTION_WORDS = (
@@ -275,6 +282,7 @@ class Ranking:
     head: float = HEAD_WEIGHT
     filing: float = FILING_WEIGHT
     strip: bool = True  # keep the words that named the filing out of page ranking
+    doc: float = DOC_WEIGHT
     named: float = NAMED_WEIGHT
     implied: float = IMPLIED_WEIGHT
 
@@ -378,6 +386,10 @@ class Searcher:
             return []
         # Boosts go to whole ranges; only `rows` (pages with a query term) can be returned.
         scores /= scores[lo:hi].max()
+        if w.doc and document is None and (fit is None or not fit.any()):
+            per_doc = np.add.reduceat(scores, self.first) / np.sqrt(self.counts)
+            per_doc /= per_doc.max() or 1.0
+            scores += w.doc * np.repeat(per_doc, self.counts)
         named, implied = asked_kinds(query)
         for kinds, weight in ((named, w.named), (implied - named, w.implied)):
             for kind in kinds if weight else ():
