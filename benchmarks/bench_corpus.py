@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rlm_docs.corpus import Corpus
@@ -129,9 +130,9 @@ def main() -> int:
         f"{cpu[int(n * 0.95)] * 1000:.1f} ms CPU ({n} queries)"
     )
 
-    plain = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0)
+    plain = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0, doc=0.0, form=0.0)
     body_only = recall(corpus, questions, plain, boost=False)
-    heading = recall(corpus, questions, Ranking(filing=0.0, named=0.0, implied=0.0), boost=False)
+    heading = recall(corpus, questions, replace(plain, head=Ranking().head), boost=False)
     default = recall(corpus, questions, Ranking())
     print(f"dev questions             {len(questions)}")
     print("recall@5                  page    doc")

@@ -60,3 +60,16 @@ def test_every_hit_carries_its_page_title() -> None:
         4: "CONSOLIDATED STATEMENTS OF CASH FLOWS",
     }
     assert hits[0].to_dict()["title"] == titles[hits[0].page]
+
+
+def test_sec_form_boilerplate_pages() -> None:
+    cover = (
+        "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\n\n"
+        "FORM 8-K\n\nCURRENT REPORT\nDate of Report: July 1, 2022\n"
+    )
+    assert page_kind(cover) == "form"
+    assert page_kind("SIGNATURES\nPursuant to the requirements of the Act ...\n") == "form"
+    assert page_kind("Exhibit 31.1\nCERTIFICATION\nI, Jane Doe, certify that ...\n") == "form"
+    assert page_kind("Table of Contents\nEXHIBIT INDEX\n3.1 Articles\n") == "form"
+    assert page_kind("Item 5. Other Events\nThe board approved the plan.\n") is None
+    assert page_kind(PROSE) is None

@@ -167,7 +167,7 @@ def test_company_period_and_kind_scores() -> None:
 def test_naming_words_and_asked_kinds() -> None:
     f = describe("AMERICANEXPRESS_2022_10K", {"company": "American Express"})
     q = "How much did American Express's FY2022 effective tax rate change in the 10-K?"
-    assert naming_words(q, [f]) == {"american", "express", "fy2022", "k"}
+    assert naming_words(q, [f]) == {"american", "express", "fy2022", "10", "k"}
     named, implied = asked_kinds("Based on the balance sheet and the P&L, what is ROA?")
     assert named == {"balance", "income"} and implied == set()
     assert asked_kinds("What is the FY2019 capex and inventory?") == (
@@ -185,3 +185,24 @@ def test_document_evidence_when_no_filing_fits() -> None:
     q = "Where does the solar panel inverter go on the roof?"
     assert _top(corpus, q, ranking=Ranking(doc=0.0))[0] == "news"
     assert _top(corpus, q)[0] == "guide"
+
+
+def test_form_boilerplate_ranks_below_content() -> None:
+    cover = (
+        "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nCURRENT REPORT\n"
+        "Report of July 1, 2022. Acme Corp.\n"
+        "Investor day agenda attached as Exhibit 99.1.\n"
+    )
+    body = (
+        "Item 7.01. The agenda of the investor day held on July 1, 2022: strategy, products, "
+        "the outlook for customers and investors, and questions from analysts and press."
+    )
+    corpus = Corpus.from_documents(
+        {"ACME_2022_8K_dated-2022-07-01": [cover, body, "SIGNATURES\nAcme Corp agenda\n"]}
+    )
+    q = "What was the agenda of Acme's 8-K dated 1st July 2022?"
+    assert _top(corpus, q)[1] == 2
+    plain = {h.page: h.score for h in corpus.search(q, k=3, ranking=Ranking(form=0.0))}
+    ranked = {h.page: h.score for h in corpus.search(q, k=3)}
+    assert plain[2] == ranked[2]
+    assert plain[1] - ranked[1] == pytest.approx(Ranking().form) == plain[3] - ranked[3]

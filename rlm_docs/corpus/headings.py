@@ -17,7 +17,7 @@ import re
 
 TITLE_CHARS = 100
 HEAD_LINES = 8  # non-blank lines searched for a title or a statement heading
-KINDS = ("balance", "income", "cashflow", "equity")
+KINDS = ("balance", "income", "cashflow", "equity", "form")
 _STATEMENTS = (
     (
         "balance",
@@ -38,6 +38,7 @@ _KIND = [(kind, re.compile(_PREFIX + f"(?:{pattern})")) for kind, pattern in _ST
 TITLE_SHARE = 0.7  # of a line's letters the statement name must cover to be its title
 _CUES = ("statement", "balance", "sheet", "financial", "profit")  # in every statement name
 _LETTERS = re.compile(r"[^a-z]+")
+_LETTERS_DIGITS = re.compile(r"[^a-z0-9]+")
 _NUMBER = re.compile(r"\(?\$?\d[\d,]*(?:\.\d+)?\)?")
 _GAP = re.compile(r"\S {3,}\S")
 _SPLIT = re.compile(r" {3,}")
@@ -114,10 +115,29 @@ def page_title(text: str) -> str:
     return ""
 
 
+_FORM_PAGE = re.compile(
+    r"^(?:signatures?|exhibitindex|indextoexhibits|exhibits?3[12]\w*|certifications?\w*"
+    r"|powerofattorney)$"
+)
+_COVER = re.compile(r"securitiesandexchangecommission.*form(?:10k|10q|8k|20f)")
+
+
+def _form_page(lines: list[str]) -> bool:
+    """An SEC form's boilerplate page: the cover ("SECURITIES AND EXCHANGE COMMISSION ...
+    FORM 8-K"), signatures, the exhibit index, officer certifications. They repeat the
+    company name and dates a question gives, and never hold the answer."""
+    flats = [_LETTERS_DIGITS.sub("", line.lower()) for line in lines[:HEAD_LINES]]
+    return bool(_COVER.search("".join(flats))) or any(_FORM_PAGE.match(f) for f in flats[:4])
+
+
 def page_kind(text: str) -> str | None:
-    """The financial statement this page is ('balance', 'income', 'cashflow', 'equity'), or
-    None: a statement heading among the top lines of a page that is mostly figures."""
-    cells = [cell for cell in _cells(_head_lines(text)) if _heading_like(cell)]
+    """What the page is: a financial statement ('balance', 'income', 'cashflow', 'equity'),
+    i.e. a statement heading among the top lines of a page that is mostly figures; 'form' for
+    an SEC form's boilerplate page; else None."""
+    lines = _head_lines(text)
+    if _form_page(lines):
+        return "form"
+    cells = [cell for cell in _cells(lines) if _heading_like(cell)]
     kind = next((k for k in map(_statement, cells) if k), None)
     if kind is None or len(_NUMBER.findall(text)) < MIN_FIGURES:
         return None

@@ -12,6 +12,7 @@ A page's score, for pages holding at least one query term (`Ranking` holds the w
     score(page) = text(page) + filing * fit(document) + named * [page is a statement the
                   question names] + implied * [page is a statement its line items live in]
                   (+ doc * the document's share of the text score, when no filing fits)
+                  - form * [page is SEC form boilerplate: cover, signatures, certifications]
 
 - Heading field: the page's first HEAD_CHARS characters; a statement title sits there, so a
   question about the balance sheet finds the statement rather than prose mentioning it.
@@ -26,6 +27,8 @@ A page's score, for pages holding at least one query term (`Ranking` holds the w
   summed text score over the square root of its page count (scaled to 1 for the best
   document): a page of a document that matches the question throughout beats a stray page
   elsewhere.
+- Form boilerplate: an SEC form's cover, signature, exhibit-index and certification pages
+  repeat the company name and dates a question gives and never answer it: -`form`.
 - Statement kinds (`rlm_docs.corpus.headings`): pages that are a balance sheet, income, cash
   flow or equity statement; questions name them ("based on the cash flow statement", "P&L") or
   imply them by line item ("inventories", "capex").
@@ -53,6 +56,7 @@ from bm25s.tokenization import Tokenized
 
 from rlm_docs.corpus.document import Hit
 from rlm_docs.corpus.filings import (
+    Filing,
     QueryFacts,
     company_match,
     describe,
@@ -72,6 +76,7 @@ FILING_WEIGHT = 2.0
 NAMED_WEIGHT = 0.5
 IMPLIED_WEIGHT = 0.4
 DOC_WEIGHT = 0.3
+FORM_PENALTY = 0.3
 KINDS_FILE = "kinds.npy"
 HEAD_CHARS = 300
 _INSTRUCTION_WORDS = (
@@ -283,6 +288,7 @@ class Ranking:
     filing: float = FILING_WEIGHT
     strip: bool = True  # keep the words that named the filing out of page ranking
     doc: float = DOC_WEIGHT
+    form: float = FORM_PENALTY
     named: float = NAMED_WEIGHT
     implied: float = IMPLIED_WEIGHT
 
@@ -298,8 +304,9 @@ class Searcher:
         self.doc_of_page = np.repeat(np.arange(len(counts)), counts)
         self.first = corpus._first
         self.counts = counts
-        self.filings = [describe(n, m) for n, m in zip(corpus._names, corpus.metadata, strict=True)]
-        self._companies: dict[frozenset[str], list[int]] | None = None
+        self.use_filings(
+            [describe(n, m) for n, m in zip(corpus._names, corpus.metadata, strict=True)]
+        )
         self.kind_rows = [np.flatnonzero(index.kinds == i) for i in range(len(KINDS))]
         self._inverse_vocab: dict[int, str] | None = None
 
@@ -341,13 +348,17 @@ class Searcher:
         ]
         return company * np.array(fit)
 
+    def use_filings(self, filings: list[Filing]) -> None:
+        """Describe the documents by `filings` (one per document; benchmarks swap in filings
+        read from names only to measure what the metadata adds)."""
+        self.filings = filings
+        self._companies: dict[frozenset[str], list[int]] = {}
+        for i, f in enumerate(filings):
+            self._companies.setdefault(f.companies | f.short, []).append(i)
+
     def _candidates(self, q: QueryFacts) -> list[int]:
         """Documents whose company the query may name: one `company_match` per distinct set
         of company keys, not per document (filings of one company share their keys)."""
-        if self._companies is None or len(self.filings) != sum(map(len, self._companies.values())):
-            self._companies = {}
-            for i, f in enumerate(self.filings):
-                self._companies.setdefault(f.companies | f.short, []).append(i)
         out: list[int] = []
         for docs in self._companies.values():
             if company_match(self.filings[docs[0]], q):
@@ -390,6 +401,8 @@ class Searcher:
             per_doc = np.add.reduceat(scores, self.first) / np.sqrt(self.counts)
             per_doc /= per_doc.max() or 1.0
             scores += w.doc * np.repeat(per_doc, self.counts)
+        if w.form:
+            scores[self.kind_rows[KINDS.index("form")]] -= w.form
         named, implied = asked_kinds(query)
         for kinds, weight in ((named, w.named), (implied - named, w.implied)):
             for kind in kinds if weight else ():
@@ -398,9 +411,9 @@ class Searcher:
             for d in np.flatnonzero(fit).tolist():
                 a = int(self.first[d])
                 scores[a : a + int(self.counts[d])] += w.filing * fit[d]
-        if len(rows) > k:
-            rows = rows[np.argpartition(scores[rows], -k)[-k:]]
-        rows = rows[np.lexsort((rows, -scores[rows]))]
+        if len(rows) > k:  # keep every page tied with the k-th, then order by (score, row)
+            rows = rows[scores[rows] >= np.partition(scores[rows], -k)[-k]]
+        rows = rows[np.lexsort((rows, -scores[rows]))][:k]
         terms = self._terms(qids)
         hits = []
         for r in rows.tolist():
