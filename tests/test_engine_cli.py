@@ -51,7 +51,8 @@ def test_ask_json_and_budget_flags(store, tmp_path, capsys):
     )
     record = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert record["stop_reason"] == "forced" and record["steps"] == 2
+    # the offline code finishes in its one step; no step is left to confirm, so it stands
+    assert record["stop_reason"] == "final" and record["steps"] == 1
     assert record["question"] == "What was Acme revenue in 2020?"
     assert Path(record["trajectory"]).is_file()
 
@@ -109,3 +110,14 @@ def test_ask_timeout_flag_sets_the_http_timeout_and_rejects_nonsense(
         # the delayed first request timed out at 0.4 s and was retried (so the server saw 2)
         assert len(srv.requests) >= 2
     capsys.readouterr()
+
+
+def test_ask_no_confirm_final_skips_the_confirmation_turn(store, tmp_path, capsys):
+    argv = ["ask", "What was Acme revenue in 2020?", "--corpus", str(store), "--json"]
+    argv += ["--log-dir", str(tmp_path)]
+    assert main(argv) == 0
+    confirmed = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--no-confirm-final"]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert confirmed["answer"] == direct["answer"] == ["$412 million"]
+    assert (confirmed["steps"], direct["steps"]) == (2, 1)

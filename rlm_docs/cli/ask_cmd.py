@@ -48,6 +48,17 @@ def budget_from_args(args: argparse.Namespace) -> Any:
     return Budget(**{k: v for k, v in given.items() if v is not None})
 
 
+def add_confirm_arg(parser: argparse.ArgumentParser) -> None:
+    """`--no-confirm-final`: end a run as soon as code sets `answer["ready"]` (MADQA's protocol),
+    without the confirmation turn that shows the model what its finishing code printed."""
+    parser.add_argument(
+        "--no-confirm-final",
+        action="store_true",
+        help='end the run as soon as code sets answer["ready"] = True, without first showing the '
+        "model what that code printed (default: one confirmation turn when it printed output)",
+    )
+
+
 def add_timeout_arg(parser: argparse.ArgumentParser) -> None:
     """`--timeout SECONDS` for every HTTP model request (root, sub-model, judge)."""
     parser.add_argument(
@@ -107,6 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show each turn on stderr as it ends: its full code, REPL output and each "
         "sub-call's prompt and reply (clipped)",
     )
+    add_confirm_arg(p)
     add_timeout_arg(p)
     add_budget_args(p)
     p.set_defaults(func=run, needs_home=True)
@@ -128,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         prompt=args.prompt,
         log_dir=log_dir,
         on_turn=print_turn if args.verbose else None,
+        confirm_final=not args.no_confirm_final,
     )
     with retry_notices("ask", args.verbose):
         pred = rlm.ask(args.question)

@@ -8,7 +8,13 @@ import argparse
 import shlex
 from pathlib import Path
 
-from rlm_docs.cli.ask_cmd import add_budget_args, add_timeout_arg, apply_timeout, budget_from_args
+from rlm_docs.cli.ask_cmd import (
+    add_budget_args,
+    add_confirm_arg,
+    add_timeout_arg,
+    apply_timeout,
+    budget_from_args,
+)
 from rlm_docs.cli.interrupt import Interrupted
 from rlm_docs.cli.numbers import fraction, positive_int
 
@@ -86,6 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--judge-specificity", type=fraction, default=1.0, help="for Rogan-Gladen (default 1.0)"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_confirm_arg(p)
     add_timeout_arg(p)
     add_budget_args(p)
     p.set_defaults(func=run, needs_home=True)
@@ -103,7 +110,9 @@ def _options(args: argparse.Namespace) -> dict:
         if value is not None and value < 64:
             raise ConfigError(f"{flag} must be >= 64 tokens, got {value}")
     if args.system == "rlm":
-        return {"prompt": args.prompt} | ({"sub_calls": False} if args.no_sub_calls else {})
+        # confirm_final is recorded only when off, so older run directories still resume
+        options = {"prompt": args.prompt} | ({"sub_calls": False} if args.no_sub_calls else {})
+        return options | ({"confirm_final": False} if args.no_confirm_final else {})
     if args.system == "bm25-agent":
         return {"k": args.top_k, "max_iterations": args.max_iterations}
     if args.system in ("long-context", "map-reduce"):

@@ -3,6 +3,14 @@
 Each turn: governor step -> root call -> the reply's code blocks run in order in the sandbox ->
 the run ends if the `answer` dict is ready or a FINAL / FINAL_VAR marker is written outside code
 -> otherwise the truncated outputs go back with the turn counter and the governor's notice.
+
+Finishing by `answer["ready"] = True` follows three rules (the issue-13 protocol): a turn whose
+code raised an error never finishes (`ready` is reset and the model sees the error); a finishing
+turn whose code printed something gets one confirmation turn that shows that output and the
+answer, where the model may reply without code to keep it, change `answer["content"]`, write
+FINAL(...), or set `ready` back to False (with `confirm_final=False`, or when no step is left,
+the answer stands at once); a finishing turn that printed nothing ends the run as before.
+FINAL / FINAL_VAR outside code always end the run at once.
 When steps or budget run out there is one forced final turn, checked by the governor like any
 call (so it can never spend past a dollar or token limit, nor start after the wall deadline);
 if it is refused the run stops with `budget` and the caller builds the answer from the evidence
@@ -31,6 +39,8 @@ from rlm_docs.models import Client, Completion
 from sandbox import Limits, Sandbox
 
 EMPTY_ANSWER = {"content": "", "ready": False}
+# How much of the answer a confirmation turn quotes back.
+CONFIRM_CHARS = 2_000
 
 
 @dataclass
@@ -45,6 +55,7 @@ class Settings:
     max_output_chars: int
     on_turn: Callable[[int, dict[str, Any]], None] | None = None
     sub_calls: bool = True
+    confirm_final: bool = True
 
 
 @dataclass
@@ -271,21 +282,23 @@ class Run:
             )
         return ran
 
-    def _final_value(self, sb: Sandbox, reply: str) -> tuple[bool, Any, str | None]:
-        """(done, value, problem): the answer dict wins, then FINAL_VAR / FINAL outside code."""
-        problem = None
+    def _ready_answer(self, sb: Sandbox) -> tuple[bool, Any, str | None]:
+        """(ready, content, problem) of the `answer` dict."""
         try:
             answer = sb.get("answer") if self._binds("answer") else None
         except KeyError:
-            answer = None
+            return False, None, None
         except ValueError as exc:  # e.g. nested too deeply to copy
-            answer = None
-            problem = f"`answer` cannot be read ({exc}); use plain strings and lists."
+            return False, None, f"`answer` cannot be read ({exc}); use plain strings and lists."
         if isinstance(answer, dict) and answer.get("ready"):
             return True, answer.get("content"), None
+        return False, None, None
+
+    def _marker_value(self, sb: Sandbox, reply: str) -> tuple[bool, Any, str | None]:
+        """(done, value, problem) of a FINAL_VAR / FINAL marker written outside code."""
         final = find_final(reply)
         if final is None:
-            return False, None, problem
+            return False, None, None
         if final.kind == "text":
             return True, final.value, None
         try:
@@ -301,6 +314,30 @@ class Run:
                     "in a ```repl``` block first (SHOW_VARS() lists your variables)."
                 ),
             )
+
+    def _final_value(
+        self, sb: Sandbox, reply: str, markers_first: bool = False
+    ) -> tuple[bool, Any, str | None, bool]:
+        """(done, value, problem, by_answer): the answer dict wins, then FINAL_VAR / FINAL
+        outside code; on a confirmation turn (`markers_first`) a marker wins, since it is the
+        model's last word on an answer it has just seen."""
+        ready, content, problem = self._ready_answer(sb)
+        if ready and not markers_first:
+            return True, content, None, True
+        done, value, marker_problem = self._marker_value(sb, reply)
+        if done:
+            return True, value, None, False
+        if ready:
+            return True, content, None, True
+        return False, None, marker_problem or problem, False
+
+    def _unready(self, sb: Sandbox, content: Any) -> str:
+        """Undo `answer["ready"]` after a cell error; the note the model sees about it."""
+        sb.set("answer", {"content": content, "ready": False})
+        return (
+            'answer["ready"] was set, but code in this turn raised an error, so the run did not '
+            'finish. Fix the error, then set answer["ready"] = True again.'
+        )
 
     def _call_root(self, messages: list[dict]) -> Completion:
         return self.gov.call(self.s.client, list(messages), role="root", depth=self.gov.depth)
@@ -343,8 +380,12 @@ class Run:
         user = messages.pop()["content"]
         turn = 0
         feedback = ""
+        pending: list[Any] = []  # the answer awaiting confirmation, if any
         while True:
             axis = self._out_of_steps()
+            if axis is not None and pending:  # no step left to confirm: the answer stands
+                outcome.value, outcome.stop_reason = pending[0], "final"
+                return
             if axis is not None:
                 self._forced(sb, messages, feedback, axis, outcome)
                 return
@@ -374,7 +415,16 @@ class Run:
                 return
             _record_reply(record, reply)
             ran = self._run_code(sb, reply.text, record)
-            done, value, problem = self._final_value(sb, reply.text)
+            confirming = bool(pending)
+            if confirming:
+                record["confirmation"] = True
+            pending.clear()
+            done, value, problem, by_answer = self._final_value(sb, reply.text, confirming)
+            if done and by_answer and any(r.error for _, r in ran):
+                done, problem = False, self._unready(sb, value)
+            elif done and by_answer and not confirming and self._should_confirm(ran):
+                done, problem = False, self._confirm_text(value)
+                pending.append(value)
             if done:
                 record["final_answer"] = answer_text(value)
                 self._close(record)
@@ -386,6 +436,14 @@ class Run:
                 feedback = (feedback + "\n\n" if feedback else "") + problem
             record["notice"] = self.gov.notice()
             self._close(record)
+
+    def _should_confirm(self, ran: list[tuple[str, Any]]) -> bool:
+        """A finishing turn whose code printed something gets one look at that output."""
+        return self.s.confirm_final and any((r.stdout or "").strip() for _, r in ran)
+
+    @staticmethod
+    def _confirm_text(value: Any) -> str:
+        return prompts.render("turn_confirm", content=_truncate(answer_text(value), CONFIRM_CHARS))
 
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
@@ -412,7 +470,7 @@ class Run:
             outcome.stop_reason, outcome.error = "error", _error_text(exc)
             return
         _record_reply(record, reply)
-        done, value, _ = self._final_value(sb, reply.text)
+        done, value, _, _ = self._final_value(sb, reply.text)
         outcome.value = value if done else prose(reply.text)  # no code runs on this turn
         record["final_answer"] = answer_text(outcome.value)
         self._close(record)

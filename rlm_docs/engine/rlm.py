@@ -52,7 +52,9 @@ class RLM:
     is called as each turn (of the root run or of a child `rlm_query` run) ends, with its
     trajectory record: live progress for long runs with real models. `sub_calls=False` is the
     RLM paper's ablation: the REPL without `llm_query` / `llm_query_batched` / `rlm_query` (not
-    bound, and the prompt does not mention them).
+    bound, and the prompt does not mention them). `confirm_final`: a
+    finishing turn (`answer["ready"] = True`) whose code printed output gets one confirmation
+    turn showing it (see `rlm_docs.engine.loop`); False ends the run at once, as MADQA does.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class RLM:
         max_output_chars: int = 20_000,
         on_turn: Callable[[int, dict[str, Any]], None] | None = None,
         sub_calls: bool = True,
+        confirm_final: bool = True,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -87,6 +90,7 @@ class RLM:
             max_output_chars=max_output_chars,
             on_turn=on_turn,
             sub_calls=sub_calls,
+            confirm_final=confirm_final,
         )
         self.budget = budget or Budget()
         self.log_dir = Path(log_dir) if log_dir is not None else None

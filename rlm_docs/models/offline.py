@@ -27,9 +27,11 @@ governor, trajectories) with no network. Its role is read from the request:
   Under the no-sub-calls ablation (marker `[rlm-docs:root NAME no-sub-calls]`, a prompt that
   offers no `llm_query`), step 3 reads the pages in the REPL instead: each page's lines naming
   the most question terms; a generated-workload plan that needs sub-calls is not used then.
-  The result goes in `final_answer`. Turn 2 replies `FINAL_VAR(final_answer)` once the code
-  printed that the result is ready (also on a forced last turn), else
-  `FINAL(No answer found in the documents.)`.
+  The result goes in `final_answer` and in `answer["content"]` with `answer["ready"] = True`
+  (the docs prompt's way to finish). The code prints, so the engine's confirmation turn shows
+  the output, and turn 2 keeps the answer with `FINAL_VAR(final_answer)` (also on a forced last
+  turn; `FINAL(No answer found in the documents.)` when nothing was printed as ready); with
+  `confirm_final=False` the run ends after turn 1.
   With a plain-string `context` and no corpus (a child `rlm_query`), the code scores chunks of
   `context` instead of searching. Questions of the generated workloads (OOLONG aggregation and
   pairs, needle lookups) get the map-reduce or grep code of `offline_workloads` instead.
@@ -695,6 +697,8 @@ if compute and likely and years:
                         "citations": [{"file": d, "page": p} for d, p in used]}
 print("ANSWER:", final_answer["answer"], final_answer["citations"])
 print("OFFLINE_ANSWER" + "_READY")  # split so the echoed code does not match
+answer["content"] = final_answer
+answer["ready"] = True
 """
 )
 

@@ -26,6 +26,7 @@ class RlmSystem:
             log_dir=config.log_dir,
             ledger=config.ledger,
             sub_calls=bool(config.options.get("sub_calls", True)),
+            confirm_final=bool(config.options.get("confirm_final", True)),
         )
 
     def answer(self, question: Question, governor: Governor) -> Prediction:

@@ -1,0 +1,80 @@
+"""Root-turn cost on the demo questions with the `offline` model: input tokens per root turn,
+per question, and what the finishing confirmation turn costs.
+
+The offline root finishes in code (`answer["ready"] = True`) after printing its result, so
+with the confirmation turn (the default) every question takes one more root turn than with
+`confirm_final=False`; the difference is the protocol's price in steps and tokens. Input tokens
+per root turn measure the prompt itself (system prompt, per-turn messages): compare a run of
+this script before and after a prompt change.
+
+    python benchmarks/bench_root_turns.py [--store STORE] [--questions FILE]
+
+Default: the bundled demo corpus and its questions.
+"""
+
+import argparse
+import statistics
+import time
+
+from rlm_docs.engine import RLM
+from rlm_docs.eval.dataset import load_questions
+from rlm_docs.governor import Ledger
+
+
+def run(store: str, questions: list, confirm: bool) -> dict[str, float]:
+    """Totals over `questions` for one setting of the confirmation turn."""
+    ledger = Ledger()
+    rlm = RLM(store, model="offline", ledger=ledger, confirm_final=confirm)
+    steps, answered = [], 0
+    t0 = time.perf_counter()
+    for q in questions:
+        pred = rlm.ask(q.question, question_id=q.id)
+        steps.append(pred.steps)
+        answered += bool(pred.answer)
+    wall = time.perf_counter() - t0
+    root = [e for e in ledger.entries if e.role == "root"]
+    per_question = ledger.totals(role=None)
+    first: dict[str, int] = {}
+    for e in root:  # the ledger is in call order
+        first.setdefault(e.question_id, e.input_tokens)
+    n = len(questions)
+    return {
+        "questions": n,
+        "answered": answered,
+        "steps/q": statistics.mean(steps),
+        "root turns": len(root),
+        "input tok/root turn": statistics.mean(e.input_tokens for e in root),
+        "first-turn input tok": statistics.mean(first.values()),
+        "input tok/q": per_question["input_tokens"] / n,
+        "output tok/q": per_question["output_tokens"] / n,
+        "wall s/q": wall / n,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", help="corpus store (default: the demo corpus)")
+    parser.add_argument("--questions", help="MADQA-schema questions (default: demo questions)")
+    args = parser.parse_args()
+    from rlm_docs.corpus.demo import demo_corpus_path, demo_questions_path
+
+    store = args.store or str(demo_corpus_path())
+    questions = load_questions(args.questions or demo_questions_path())
+    rows = {
+        "confirm_final=True (default)": run(store, questions, True),
+        "confirm_final=False": run(store, questions, False),
+    }
+    keys = list(next(iter(rows.values())))
+    print(f"{'setting':32}" + "".join(f"{k:>22}" for k in keys))
+    for name, row in rows.items():
+        print(f"{name:32}" + "".join(f"{row[k]:>22.1f}" for k in keys))
+    on, off = rows.values()
+    print(
+        f"confirmation cost: +{on['steps/q'] - off['steps/q']:.2f} steps/q, "
+        f"+{on['input tok/q'] - off['input tok/q']:.0f} input tok/q, "
+        f"+{on['output tok/q'] - off['output tok/q']:.0f} output tok/q"
+    )
+
+
+if __name__ == "__main__":
+    main()

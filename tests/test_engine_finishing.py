@@ -1,0 +1,104 @@
+"""The finishing protocol: how `answer["ready"]`, FINAL markers and the confirmation turn end
+a run (see `rlm_docs.engine.loop`)."""
+
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine import RLM
+from rlm_docs.governor import Budget
+from rlm_docs.models import ScriptedClient
+
+DOCS = {"acme_2020_10k": ["Cover.", "Total revenue was $4,625 million in 2020."]}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("corpus") / "store")
+
+
+def repl(code: str) -> str:
+    return f"```repl\n{code}\n```"
+
+
+def run(store: Path, replies: list[str], **kwargs):
+    root = ScriptedClient(replies)
+    budget = kwargs.pop("budget", None)
+    rlm = RLM(store, model=root, sub_model=ScriptedClient([]), budget=budget, **kwargs)
+    pred = rlm.ask("What was Acme's 2020 revenue?")
+    return pred, Turns(root, rlm.last_records)
+
+
+class Turns:
+    """The root turns a scripted model was asked (extraction calls left out) and the records."""
+
+    def __init__(self, root: ScriptedClient, records: list[dict]) -> None:
+        self.calls = [c for c in root.calls if c[0]["content"].startswith("[rlm-docs:root")]
+        self.iterations = [r for r in records if r["type"] == "iteration"]
+
+
+FINISH_PRINTING = repl(
+    "v = 4625 / 1000\nprint(f'revenue: {v:.2f} billion')\n"
+    "answer['content'] = f'${v:.2f} billion'\nanswer['ready'] = True"
+)
+
+
+def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(store):
+    pred, root = run(store, [FINISH_PRINTING, "Looks right."])
+    assert pred.answer == ["$4.62 billion"] and pred.stop_reason == "final"
+    assert pred.steps == 2 and len(root.calls) == 2
+    shown = root.calls[1][-1]["content"]
+    assert "revenue: 4.62 billion" in shown  # the output it never saw before
+    assert 'answer["content"] = $4.62 billion' in shown and "reply without code" in shown
+    assert root.iterations[-1].get("confirmation") is True
+
+
+def test_the_confirmation_turn_may_change_the_answer_in_code(store):
+    fix = repl("answer['content'] = '$4,625 million'")
+    pred, root = run(store, [FINISH_PRINTING, fix])
+    assert pred.answer == ["$4,625 million"] and pred.steps == 2
+
+
+def test_the_confirmation_turn_may_answer_with_final_outside_code(store):
+    pred, _ = run(store, [FINISH_PRINTING, 'FINAL({"answer": ["$4.625 billion"]})'])
+    assert pred.answer == ["$4.625 billion"]
+
+
+def test_the_confirmation_turn_may_reopen_the_run(store):
+    reopen = repl("answer['ready'] = False\nprint(page('acme_2020_10k', 2))")
+    finish = repl("answer['content'] = '$4,625 million'\nanswer['ready'] = True")
+    pred, root = run(store, [FINISH_PRINTING, reopen, finish])
+    assert pred.answer == ["$4,625 million"] and pred.steps == 3
+    assert "Total revenue was $4,625 million" in root.calls[2][-1]["content"]
+
+
+def test_an_erroring_finishing_cell_never_finalizes(store):
+    broken = repl("answer['content'] = 'x'\nanswer['ready'] = True\n1 / 0")
+    fixed = repl("answer['content'] = '$4,625 million'\nanswer['ready'] = True")
+    pred, root = run(store, [broken, fixed])
+    assert pred.answer == ["$4,625 million"] and pred.steps == 2
+    shown = root.calls[1][-1]["content"]
+    assert "ZeroDivisionError" in shown and "did not finish" in shown
+
+
+def test_a_silent_finishing_cell_ends_the_run_at_once(store):
+    silent = repl("answer['content'] = '$4,625 million'\nanswer['ready'] = True")
+    pred, root = run(store, [silent])
+    assert pred.answer == ["$4,625 million"] and pred.steps == 1 and len(root.calls) == 1
+
+
+def test_final_outside_code_ends_the_run_at_once_even_after_printing(store):
+    pred, root = run(store, [repl("print('checked')") + '\nFINAL({"answer": ["$4,625 million"]})'])
+    assert pred.answer == ["$4,625 million"] and pred.steps == 1 and len(root.calls) == 1
+
+
+def test_no_confirm_final_ends_at_once(store):
+    pred, root = run(store, [FINISH_PRINTING], confirm_final=False)
+    assert pred.answer == ["$4.62 billion"] and pred.steps == 1 and len(root.calls) == 1
+
+
+def test_with_no_step_left_the_answer_stands_without_confirmation(store):
+    pred, root = run(store, [FINISH_PRINTING], budget=Budget(max_steps=1))
+    assert pred.answer == ["$4.62 billion"] and pred.stop_reason == "final"
+    assert len(root.calls) == 1
