@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rlm_docs.corpus import Corpus, sections
+from rlm_docs.corpus.compact import compact
+from rlm_docs.corpus.select import select
 from rlm_docs.errors import CorpusError
 
 GREP_LINE_CHARS = 300
@@ -37,75 +39,117 @@ class ReadLog(list):
             self.append([doc, number])
 
 
+def page_block(doc: str, number: int, text: str) -> str:
+    """One page of `pages()` output: a header naming what to cite, then the text."""
+    return f"=== {doc} page {number} ===\n{text}"
+
+
 def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Callable[..., Any]]:
     """`files page pages search grep locate toc read_section` bound to `corpus`; pages read are
-    recorded in `reads` when given."""
+    recorded in `reads` when given.
+
+    Text comes back compact (`rlm_docs.corpus.compact`: layout padding removed, empty pages
+    marked) unless `raw=True`. `doc` arguments take a name, a name pattern or a list
+    (`rlm_docs.corpus.select`).
+    """
     log = reads if reads is not None else ReadLog()
 
-    def files() -> list[dict[str, Any]]:
-        """Every document: `[{name, pages, tokens}]` in corpus order."""
-        return [
-            {"name": d.name, "pages": d.num_pages, "tokens": d.tokens} for d in corpus.documents
-        ]
+    def shown(text: str, raw: bool) -> str:
+        return text if raw else compact(text)
 
-    def page(doc: str, n: int) -> str:
+    def files(pattern: str | list[str] | None = None) -> list[dict[str, Any]]:
+        """Documents `[{name, pages, tokens}]` in corpus order (plus `company`, `kind` and
+        `period` when the store has metadata), all or those whose name matches `pattern`."""
+        names = select(corpus, pattern, strict=False)
+        wanted = None if names is None else set(names)
+        out = []
+        for d in corpus.documents:
+            if wanted is not None and d.name not in wanted:
+                continue
+            row: dict[str, Any] = {"name": d.name, "pages": d.num_pages, "tokens": d.tokens}
+            for key, field in (("company", "company"), ("kind", "doc_type"), ("period", "period")):
+                value = getattr(d, field, "")
+                if value:
+                    row[key] = value
+            out.append(row)
+        return out
+
+    def page(doc: str, n: int, raw: bool = False) -> str:
         """Text of page `n` (1-based) of `doc`."""
         text = corpus.page(doc, _check_int(n, "page number"))
         log.add(_resolve(doc), n)
-        return text
+        return shown(text, raw)
 
-    def pages(doc: str, start: int, end: int) -> list[str]:
-        """Texts of pages `start`..`end` (inclusive, 1-based) of `doc`."""
+    def pages(doc: str, start: int, end: int, raw: bool = False) -> str:
+        """Pages `start`..`end` (inclusive, 1-based) of `doc` as one string, each page under a
+        `=== DOC page N ===` line (the page to cite)."""
         texts = corpus.pages(doc, _check_int(start, "start"), _check_int(end, "end"))
         name = _resolve(doc)
-        for number in range(start, start + len(texts)):
+        blocks = []
+        for number, text in enumerate(texts, start):
             log.add(name, number)
-        return texts
+            blocks.append(page_block(name, number, shown(text, raw)))
+        return "\n\n".join(blocks)
 
-    def search(query: str, k: int = 5, doc: str | None = None) -> list[dict[str, Any]]:
-        """Top-`k` pages by BM25: `[{file, page, score, snippet}]`, optionally within `doc`."""
+    def search(
+        query: str, k: int = 5, doc: str | list[str] | None = None, raw: bool = False
+    ) -> list[dict[str, Any]]:
+        """Top-`k` pages by BM25: `[{file, page, score, title, snippet}]`, optionally within
+        the documents `doc` names; `title` is the page's heading or table title ('' if none)."""
         if not isinstance(query, str):
             raise TypeError("search() query must be a string")
-        hits = corpus.search(query, k=_check_int(k, "k"), document=doc)
+        hits = corpus.search(query, k=_check_int(k, "k"), document=select(corpus, doc))
         return [
             {
                 "file": h.document,
                 "page": h.page,
                 "score": round(float(h.score), 4),
-                "snippet": h.snippet,
+                "title": getattr(h, "title", ""),
+                "snippet": shown(h.snippet, raw),
             }
             for h in hits
         ]
 
-    def grep(pattern: str, doc: str | None = None, max_hits: int = 50) -> list[dict[str, Any]]:
-        """Regex search over pages: `[{file, page, line, text}]` (line 1-based within the page).
-
-        Case-sensitive Python regex, matched per line. A pathological pattern is stopped by the
-        cell's time limit.
+    def grep(
+        pattern: str,
+        doc: str | list[str] | None = None,
+        max_hits: int = 50,
+        context: int = 0,
+        raw: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Regex search over pages: `[{file, page, line, text}]`, one hit per matching line
+        (`line` 1-based within the page text that `page(doc, n, raw)` returns). With
+        `context=N`, each hit also has `context`: the N lines before and after, the hit's line
+        marked `>`. Case-sensitive Python regex, matched per line of the text `raw` selects
+        (pages are screened on their raw text first, so do not rely on runs of spaces); a
+        pathological pattern is stopped by the cell's time limit.
         """
         try:
             regex = re.compile(pattern, re.MULTILINE)
         except (re.error, TypeError) as exc:
             raise CorpusError(f"grep(): invalid pattern {pattern!r}: {exc}") from None
         limit = _check_int(max_hits, "max_hits")
-        names = corpus.names if doc is None else [_resolve(doc)]
+        around = _check_int(context, "context")
+        names = select(corpus, doc) or corpus.names
         hits: list[dict[str, Any]] = []
         for name in names:
             for number, text in enumerate(corpus.pages(name, 1, corpus.num_pages(name)), 1):
                 if not regex.search(text):
                     continue
-                for line_no, line in enumerate(text.splitlines(), 1):
-                    if regex.search(line):
-                        hits.append(
-                            {
-                                "file": name,
-                                "page": number,
-                                "line": line_no,
-                                "text": line.strip()[:GREP_LINE_CHARS],
-                            }
+                lines = shown(text, raw).splitlines()
+                for i, line in enumerate(lines):
+                    if not regex.search(line):
+                        continue
+                    hit = {"file": name, "page": number, "line": i + 1}
+                    hit["text"] = line.strip()[:GREP_LINE_CHARS]
+                    if around > 0:
+                        window = range(max(0, i - around), min(len(lines), i + around + 1))
+                        hit["context"] = "\n".join(
+                            ("> " if j == i else "  ") + lines[j][:GREP_LINE_CHARS] for j in window
                         )
-                        if len(hits) >= limit:
-                            return hits
+                    hits.append(hit)
+                    if len(hits) >= limit:
+                        return hits
         return hits
 
     def locate(offset: int) -> dict[str, Any]:
@@ -122,13 +166,14 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
         return sections.toc(corpus, _resolve(doc))
 
     def read_section(
-        doc: str, section: str | int, start: int = 0, end: int | None = None
+        doc: str, section: str | int, start: int = 0, end: int | None = None, raw: bool = False
     ) -> list[dict[str, Any]]:
         """Paragraphs `start:end` of a section (id from `toc(doc)` or part of its title)."""
         name = _resolve(doc)
         paras = sections.read_section(corpus, name, section, start, end)
         for para in paras:
             log.add(name, para["page"])
+            para["text"] = shown(para["text"], raw)
         return paras
 
     return {

@@ -69,7 +69,7 @@ def test_docs_prompt_rebinding_a_helper_name_keeps_the_models_value(store):
         store,
         [
             repl("pages = pages('acme_2020_10k', 1, 2)"),
-            repl("print(isinstance(pages, list), len(pages))\ndel page"),
+            repl("print(isinstance(pages, str), pages.count('=== acme_2020_10k page'))\ndel page"),
             repl("print(page('acme_2020_10k', 3))"),
             "FINAL(x)",
             '{"answer": ["x"]}',

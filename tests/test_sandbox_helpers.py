@@ -43,7 +43,10 @@ def test_helpers_return_plain_data(sb):
     sb.run("fl = files()\np = page('alpha_report', 2)\nps = pages('beta_filing', 1, 2)")
     assert sb.get("fl")[0]["name"] == "alpha_report" and sb.get("fl")[0]["pages"] == 2
     assert sb.get("p").startswith("## Risks")
-    assert sb.get("ps") == DOCS["beta_filing"]
+    assert sb.get("ps") == (
+        "=== beta_filing page 1 ===\n" + DOCS["beta_filing"][0] + "\n\n"
+        "=== beta_filing page 2 ===\n" + DOCS["beta_filing"][1]
+    )
     sb.run("hits = search('net income', k=1)")
     assert [(h["file"], h["page"]) for h in sb.get("hits")] == [("beta_filing", 1)]
     sb.run("g = grep(r'grew \\d+%')")

@@ -75,5 +75,15 @@ def test_output_cuts_the_middle_with_a_marker():
     value = out.getvalue()
     assert value.startswith("0000\n0001\n")
     assert value.endswith("0998\n0999\n")
-    assert "\n[... 4900 characters truncated ...]\n" in value
+    # 10 lines of head and tail each survive; lines 11-990 of the 1,001 (last one empty) do not
+    assert "\n[... 4,900 characters truncated: lines 11-990 of 1,001 not shown ...]\n" in value
     assert out.total == 5000
+
+
+def test_the_marker_names_the_pages_that_were_cut():
+    out = Output(400)
+    for n in range(1, 41):
+        out.write(f"=== ACME_2023_10K page {n} ===\nRevenue line {n}\n")
+    value = out.getvalue()
+    assert "lines 9-71 of 81 not shown, incl. pages ACME_2023_10K p.5-36 ...]" in value
+    assert value.splitlines()[0] == "=== ACME_2023_10K page 1 ==="

@@ -237,16 +237,20 @@ class Corpus:
         self,
         query: str,
         k: int = 5,
-        document: str | None = None,
+        document: str | Sequence[str] | None = None,
         boost_names: bool = True,
         ranking: "Ranking | None" = None,
     ) -> list[Hit]:
         """Top-`k` pages for `query` by BM25 plus boosts for the filing and the statement the
         query names (see `rlm_docs.corpus.search`; `boost_names=False` drops the filing boost,
-        `ranking` overrides the weights), optionally restricted to one `document`."""
+        `ranking` overrides the weights), optionally restricted to one `document` or a list of them."""
         from rlm_docs.corpus.search import Searcher
 
-        only = self._doc(document) if document is not None else None
+        only: int | list[int] | None = None
+        if isinstance(document, str):
+            only = self._doc(document)
+        elif document is not None:
+            only = [self._doc(d) for d in document]
         if not self.total_pages:
             return []
         if self._searcher is None:

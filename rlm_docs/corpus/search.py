@@ -369,7 +369,7 @@ class Searcher:
         self,
         query: str,
         k: int,
-        document: int | None,
+        document: int | list[int] | None,
         boost_names: bool,
         ranking: Ranking | None = None,
     ) -> list[Hit]:
@@ -389,14 +389,19 @@ class Searcher:
         scores = np.asarray(self.index.body.get_scores(qids), dtype=np.float64)
         if w.head:
             scores += w.head * np.asarray(self.index.head.get_scores(qids), dtype=np.float64)
-        lo, hi = 0, len(scores)
-        if document is not None:
-            lo, hi = int(self.first[document]), int(self.first[document] + self.counts[document])
-        rows = np.flatnonzero(scores[lo:hi] > 0) + lo
+        if document is None:
+            rows = np.flatnonzero(scores > 0)
+        else:  # one document or several: only their pages can be returned
+            docs = [document] if isinstance(document, int) else document
+            span = np.concatenate(
+                [np.arange(self.first[d], self.first[d] + self.counts[d]) for d in docs]
+                or [np.zeros(0, dtype=np.int64)]
+            )
+            rows = span[scores[span] > 0]
         if not len(rows):
             return []
         # Boosts go to whole ranges; only `rows` (pages with a query term) can be returned.
-        scores /= scores[lo:hi].max()
+        scores /= scores[rows].max()
         if w.doc and document is None and (fit is None or not fit.any()):
             per_doc = np.add.reduceat(scores, self.first) / np.sqrt(self.counts)
             per_doc /= per_doc.max() or 1.0

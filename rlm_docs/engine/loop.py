@@ -37,6 +37,7 @@ from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
 from sandbox import Limits, Sandbox
+from sandbox.output import bounded
 
 EMPTY_ANSWER = {"content": "", "ready": False}
 # How much of the answer a confirmation turn quotes back.
@@ -201,36 +202,44 @@ class Run:
 
     def _system(self) -> str:
         steps = self.max_steps if self.max_steps is not None else "unlimited"
+        cap = self.s.max_output_chars
         if self.corpus is not None:
             return prompts.root_prompt(
-                self.s.prompt, self.question, self.corpus, steps, sub_calls=self.s.sub_calls
+                self.s.prompt, self.question, self.corpus, steps, cap, sub_calls=self.s.sub_calls
             )
-        return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps)
+        return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps, cap)
 
     def _first_messages(self) -> list[dict[str, str]]:
         """The messages of the first root call: system prompt and the question."""
         return [
             {"role": "system", "content": self._system()},
-            {"role": "user", "content": prompts.render("turn_first", question=self.question)},
+            {
+                "role": "user",
+                "content": prompts.turn(self.s.prompt, "first", question=self.question),
+            },
         ]
 
-    def _feedback(self, blocks: list[tuple[str, Any]]) -> str:
+    def _feedback(self, blocks: list[tuple[str, Any, str]]) -> str:
         if not blocks:
             return (
                 "No code was run: write Python in ```repl``` blocks, or finish with "
                 "FINAL(answer) / FINAL_VAR(variable) on its own line outside code."
             )
         parts = []
-        for code, r in blocks:
-            out = r.stdout or ""
+        for i, (code, r, note) in enumerate(blocks, 1):
+            out = (r.stdout or "") + note
             if r.error:
                 out += ("\n" if out else "") + r.error
             if r.restarted:
                 out += "\n[The REPL was restarted: variables from earlier turns are gone.]"
-            parts.append(
-                f"Code executed:\n```python\n{code}\n```\n\nREPL output:\n{out or 'No output'}"
-            )
-        return _truncate("\n\n".join(parts), self.s.max_output_chars)
+            if self.s.prompt == "madqa":  # rlms' format: every block is echoed back
+                parts.append(
+                    f"Code executed:\n```python\n{code}\n```\n\nREPL output:\n{out or 'No output'}"
+                )
+            else:  # the model has its code in its own reply: show only what is new
+                label = f"Output of cell {i}:" if len(blocks) > 1 else "Output:"
+                parts.append(f"{label}\n{out or '(nothing printed)'}")
+        return bounded("\n\n".join(parts), self.s.max_output_chars)
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -258,14 +267,19 @@ class Run:
             if isinstance(item, list) and len(item) == 2
         ]
 
-    def _run_code(self, sb: Sandbox, reply: str, record: dict[str, Any]) -> list[tuple[str, Any]]:
+    def _run_code(
+        self, sb: Sandbox, reply: str, record: dict[str, Any]
+    ) -> list[tuple[str, Any, str]]:
+        """Run the reply's blocks: (code, result, engine note on the cell) for each."""
         ran = []
         for code in find_code_blocks(reply):
             self.host.start_block()
+            cited = len(self.host.cited)
             r = sb.run(code, deadline=self.gov.deadline())
             if r.restarted:
                 self._prepare(sb)
-            ran.append((code, r))
+            note = self._unread_citations(sb, self.host.cited[cited:])
+            ran.append((code, r, note))
             record["code_blocks"].append(
                 {
                     "code": code,
@@ -281,6 +295,21 @@ class Run:
                 }
             )
         return ran
+
+    def _unread_citations(self, sb: Sandbox, new: list[dict[str, Any]]) -> str:
+        """A note flagging pages this cell cited without having read them (allowed: a search
+        snippet may be enough, but the model should know it has not seen the page)."""
+        if not new:
+            return ""
+        read = self._pages_read(sb)
+        unread = [c for c in new if c not in read]
+        if not unread:
+            return ""
+        pages = ", ".join(f"{c['file']} p.{c['page']}" for c in unread)
+        return (
+            f"\n[note: cited without reading it with page/pages/read_section: {pages}; "
+            "read a page before relying on it]\n"
+        )
 
     def _ready_answer(self, sb: Sandbox) -> tuple[bool, Any, str | None]:
         """(ready, content, problem) of the `answer` dict."""
@@ -391,8 +420,9 @@ class Run:
                 return
             turn += 1
             if turn > 1:
-                user = prompts.render(
-                    "turn_next",
+                user = prompts.turn(
+                    self.s.prompt,
+                    "next",
                     turn=turn,
                     max_steps=self.max_steps if self.max_steps is not None else "unlimited",
                     feedback=feedback,
@@ -420,7 +450,7 @@ class Run:
                 record["confirmation"] = True
             pending.clear()
             done, value, problem, by_answer = self._final_value(sb, reply.text, confirming)
-            if done and by_answer and any(r.error for _, r in ran):
+            if done and by_answer and any(r.error for _, r, _ in ran):
                 done, problem = False, self._unready(sb, value)
             elif done and by_answer and not confirming and self._should_confirm(ran):
                 done, problem = False, self._confirm_text(value)
@@ -437,9 +467,9 @@ class Run:
             record["notice"] = self.gov.notice()
             self._close(record)
 
-    def _should_confirm(self, ran: list[tuple[str, Any]]) -> bool:
+    def _should_confirm(self, ran: list[tuple[str, Any, str]]) -> bool:
         """A finishing turn whose code printed something gets one look at that output."""
-        return self.s.confirm_final and any((r.stdout or "").strip() for _, r in ran)
+        return self.s.confirm_final and any((r.stdout or "").strip() for _, r, _ in ran)
 
     @staticmethod
     def _confirm_text(value: Any) -> str:

@@ -54,8 +54,27 @@ def binds(prompt: str, name: str) -> bool:
     return names is None or name in names
 
 
+# The per-turn user messages of each prompt. `madqa` keeps rlms' wording (which repeats the
+# question and echoes every code block back); `docs` says only what is new each turn.
+TURN_TEMPLATES = {
+    "docs": {"first": "docs_turn_first", "next": "docs_turn_next"},
+    "madqa": {"first": "turn_first", "next": "turn_next"},
+}
+
+
+def turn(prompt: str, kind: str, **values: Any) -> str:
+    """The `first` or `next` user message of a root run under `prompt`."""
+    return render(TURN_TEMPLATES[prompt][kind], **values)
+
+
 def root_prompt(
-    name: str, question: str, corpus: Any, max_steps: int, *, sub_calls: bool = True
+    name: str,
+    question: str,
+    corpus: Any,
+    max_steps: int,
+    max_output_chars: int = 20_000,
+    *,
+    sub_calls: bool = True,
 ) -> str:
     """The filled system prompt of a root run; without `sub_calls`, the variant of the prompt
     (`NAME_no_sub_calls`) that never mentions `llm_query` / `rlm_query` (the ablation)."""
@@ -69,10 +88,13 @@ def root_prompt(
         num_documents=len(corpus.documents),
         num_pages=corpus.total_pages,
         max_steps=max_steps,
+        max_output_chars=f"{max_output_chars:,}",
     )
 
 
-def context_prompt(name: str, question: str, context: str, max_steps: int) -> str:
+def context_prompt(
+    name: str, question: str, context: str, max_steps: int, max_output_chars: int = 20_000
+) -> str:
     """System prompt of a child run whose context is a plain string, not a corpus."""
     summary = f"No document corpus: your `context` is a string of {len(context)} characters."
     return render(
@@ -83,4 +105,5 @@ def context_prompt(name: str, question: str, context: str, max_steps: int) -> st
         num_documents=0,
         num_pages=0,
         max_steps=max_steps,
+        max_output_chars=f"{max_output_chars:,}",
     )
