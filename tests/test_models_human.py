@@ -89,7 +89,7 @@ def test_person_in_the_root_seat_through_a_terminal(store, tmp_path):
     _type(child, ["```repl", "hits = search('capital expenditure')", "print(hits[0]['page'])"])
     _type(child, ["```", "."])
     child.expect(r"\[Turn 2 of 20\]")
-    child.expect(r"REPL output:\s+2\s")
+    child.expect(r"Output:\s+2\s")
     child.expect(SEND_HINT)
     assert "==== system prompt ====" not in child.before  # shown once per conversation
     # turn 2: cite and finish, sent with Ctrl-D instead of "."
