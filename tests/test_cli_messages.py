@@ -139,7 +139,7 @@ def test_ask_verbose_shows_sub_call_prompts_replies_and_full_code(home, store, c
             "FINAL($412 million)",
         ],
     )
-    sub = scripted(home / "sub.json", ["Total revenue was $412 million in 2020."])
+    sub = scripted(home / "sub.json", ["Total revenue was $412 million in 2020.\x1b]0;pwned\x07"])
     argv = ["ask", QUESTION, "--corpus", str(store), "--model", root, "--sub-model", sub]
     assert main([*argv, "--log-dir", "logs", "-v"]) == 0
     err = capsys.readouterr().err
@@ -147,3 +147,4 @@ def test_ask_verbose_shows_sub_call_prompts_replies_and_full_code(home, store, c
     assert "↳ llm_query: Find the revenue line." in err
     assert "more characters" in err  # the 900-character prompt line is clipped
     assert "→ Total revenue was $412 million in 2020." in err
+    assert "\x1b" not in err and "\x07" not in err  # model text cannot drive the terminal

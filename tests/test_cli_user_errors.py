@@ -71,6 +71,7 @@ def test_ask_log_dir_that_is_a_file_fails_before_the_question_runs(home, store, 
         (["report", "run", "--out", "afile.txt"], "report: error: --out afile.txt: afile.txt is"),
         (["ingest", "src.md", "--out", "/proc/nope"], "ingest: error: --out /proc/nope: cannot"),
         (["ingest", "src.md", "--out", "afile.txt/store"], "ingest: error: --out afile.txt/store"),
+        (["bench", "make", "needle", "--out", "afile.txt"], "bench: error: --out afile.txt: afile"),
     ],
 )
 def test_unusable_output_paths_are_one_line_errors(home, argv, expected, capsys):
@@ -122,6 +123,7 @@ def test_os_error_on_a_user_path_is_one_line(home, capsys):
          "offline", "--out", "o", "--top-k", "-1"],
         ["eval", "--dataset", "q", "--corpus", "s", "--system", "rlm", "--model", "offline",
          "--out", "o", "--judge-sensitivity", "1.5"],
+        ["bench", "make", "needle", "--out", "o", "--questions", "0"],
     ],
 )  # fmt: skip
 def test_non_positive_numbers_are_refused_by_the_parser(home, argv, capsys):

@@ -8,6 +8,7 @@ import argparse
 import re
 import time
 
+from rlm_docs.cli.numbers import positive_int
 from rlm_docs.errors import ConfigError
 
 
@@ -48,7 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="T",
         help="context lengths in tokens, e.g. 2^13 2^15 (default 8192)",
     )
-    make.add_argument("--questions", type=int, default=20, help="questions per length (default 20)")
+    make.add_argument(
+        "--questions", type=positive_int, default=20, help="questions per length (default 20)"
+    )
     make.add_argument(
         "--data",
         metavar="PATH",
@@ -57,17 +60,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     make.add_argument(
         "--filler", metavar="STORE", help="corpus store whose pages fill needle (default: demo)"
     )
-    make.add_argument("--needles", type=int, default=1, help="facts per needle question (k)")
+    make.add_argument(
+        "--needles", type=positive_int, default=1, help="facts per needle question (k)"
+    )
     make.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.bench.make import make_bench
+    from rlm_docs.output_paths import check_output_dir
 
     if args.kind != "needle" and (args.filler or args.needles != 1):
         raise ConfigError("--filler and --needles apply to the needle workload only")
     if args.kind == "needle" and args.data:
         raise ConfigError("--data applies to oolong and oolong-pairs only")
+    check_output_dir(args.out, "--out")
     start = time.perf_counter()
     manifest = make_bench(
         args.kind,
