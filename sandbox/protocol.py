@@ -33,6 +33,10 @@ from typing import Any
 
 _HEADER = struct.Struct(">I")
 MAX_FRAME_BYTES = 256 * 1024 * 1024
+# A host-function call's arguments (an `llm_query` prompt, a batch): room for the largest
+# prompt the governor accepts (2M characters, up to ~6 MB of UTF-8), so the host never has to
+# read and decode more than that for one call; a bigger batch must be split.
+MAX_CALL_BYTES = 8 * 1024 * 1024
 
 
 class ProtocolError(Exception):

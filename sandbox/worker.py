@@ -48,9 +48,13 @@ class Channel:
         self.on_new_exception: Callable[[str, type], None] = lambda name, cls: None
         self.request_id: Any = None
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Send a frame tagged with the id of the request being served."""
-        protocol.send(self.write_fd, {**message, "id": self.request_id})
+    def send(self, message: dict[str, Any], limit: int = protocol.MAX_FRAME_BYTES) -> None:
+        """Send a frame tagged with the id of the request being served; OverflowError naming
+        the size if it is over `limit` bytes."""
+        frame = protocol.encode({**message, "id": self.request_id})
+        if len(frame) > limit:
+            raise OverflowError(f"{len(frame):,} bytes, over the limit of {limit:,}")
+        protocol.send_bytes(self.write_fd, frame)
 
     def receive(self) -> dict[str, Any]:
         message = self.reader.read()
@@ -72,9 +76,12 @@ class Channel:
 
     def call(self, name: str, args: tuple, kwargs: dict) -> Any:
         """Call host function `name`; its exception is re-raised here under the same class name."""
+        message = {"op": "call", "name": name, "args": list(args), "kwargs": kwargs}
         try:
             check_nesting([args, kwargs])
-            self.send({"op": "call", "name": name, "args": list(args), "kwargs": kwargs})
+            self.send(message, protocol.MAX_CALL_BYTES)
+        except OverflowError as exc:  # checked here, so the host never has to hold it
+            raise ValueError(f"{name}() arguments are too large: {exc}; send less") from None
         except (TypeError, ValueError, RecursionError) as exc:
             raise TypeError(
                 f"{name}() arguments must be JSON-able (str, int, float, bool, None, list, dict "

@@ -63,3 +63,15 @@ def test_an_unexpected_failure_in_the_run_is_an_error_prediction(store, tmp_path
     assert pred.stop_reason == "error" and pred.error.startswith("ValueError: xxx")
     assert len(pred.error) < 2_100
     assert read_trajectory(pred.trajectory)[-1]["stop_reason"] == "error"
+
+
+def test_host_call_arguments_over_the_call_limit_stay_in_the_worker(store, tmp_path) -> None:
+    code = (
+        "try:\n    llm_query('hi', model='m' * 9000000)\nexcept ValueError as e:\n"
+        "    print(str(e)[:80])"
+    )
+    root = ScriptedClient([repl(code), "FINAL(done)", "{}"])
+    pred = RLM(store, model=root, log_dir=tmp_path).ask("q?")
+    block = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]
+    assert block["stdout"].startswith("llm_query() arguments are too large: 9,000,")
+    assert block["rlm_calls"] == [] and not block["restarted"]

@@ -1,0 +1,279 @@
+"""Hostile model code and files against the host: host CPU, peak RSS, trajectory size, spend.
+
+Each case of issue 11, at the size the security review used, runs in its own child process so
+its peak RSS is its own (`ru_maxrss`, including the imports every case pays, shown as `base`).
+Host CPU is the child's own user+system time for the case (the sandbox worker's CPU is not
+the host's). Targets: every case under 2 s of host CPU and 200 MB RSS, spend never above budget.
+
+Cases:
+- `final-answer`: a final answer of backticks and 150,000 newlines (and 1.5 MB) through the
+  answer parsers (`parse_answer`, `heuristic_answer`).
+- `citation-word`: the heuristic citation pattern on one 40,000-character word (and 1 MB).
+- `batch-1M`: `llm_query_batched([''] * 1000000)` with two sub-calls left, through the engine.
+- `prompts-8x10MB`: eight 10 MB `llm_query` prompts after the wall budget ran out (over the
+  8 MB host-call limit), and eight 3 MB ones (over the 2M-character prompt cap).
+- `rlm-query-200`: 200 `rlm_query` in a loop under Budget(max_steps=2, max_sub_calls=1,
+  max_wall_s=1); `rlm-query-100-$`: 100 under Budget(max_cost_usd=0.01), priced model.
+- `deep-answer`: `answer` set to a 60-deep nested list; `huge-error`: a 55 MB `model=` string.
+- `ocr-index`: OCR JSON with `"index": 3000000000`; `ocr-tables`: 40 nested table links (2 KB).
+- `sanitize-1MB`: the terminal sanitizer on 1 MB of escape sequences.
+- `never-answers`: `ask --max-wall 5` against a chat server that never answers (wall seconds).
+
+Run: `python benchmarks/bench_hostile.py [--case NAME]` (RLM_DOCS_HOME is used for the sandbox
+zygote cache). Figures measured on a loaded machine are noisy: CPU times are the stable part.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DOCS = {"memo": ["The widget budget for 2024 was $12 million.", "Nothing else of note."]}
+
+
+def repl(code: str) -> str:
+    return f"```repl\n{code}\n```"
+
+
+def store(tmp: Path) -> Path:
+    from rlm_docs.corpus import Corpus
+
+    return Corpus.from_documents(DOCS).save(tmp / "store")
+
+
+def run_engine(replies: list, budget: Any, tmp: Path, model: str = "scripted") -> dict:
+    """One question through the real engine and sandbox; the warm-up (zygote start) is not
+    counted, since it is the same for every run."""
+    from rlm_docs.engine import RLM
+    from rlm_docs.models import ScriptedClient
+
+    path = store(tmp)
+    RLM(path, model=ScriptedClient(["FINAL(x)", "{}"])).ask("warm up?")
+    root = ScriptedClient(replies, model=model)
+    rlm = RLM(path, model=root, sub_model=ScriptedClient([lambda m: "ok"] * 100, model=model))
+    rlm.budget, rlm.log_dir = budget, tmp / "runs"
+    cpu = time.process_time()
+    pred = rlm.ask("How much was the widget budget?")
+    return {
+        "cpu_s": time.process_time() - cpu,
+        "trajectory_kb": Path(pred.trajectory).stat().st_size / 1024,
+        "spent": pred.cost_usd,
+        "budget": budget.max_cost_usd,
+        "root_calls": sum(e.role == "root" for e in rlm.ledger.entries),
+        "stop": pred.stop_reason,
+    }
+
+
+def timed(fn: Any, *args: Any) -> dict:
+    cpu = time.process_time()
+    fn(*args)
+    return {"cpu_s": time.process_time() - cpu}
+
+
+def case_final_answer(tmp: Path) -> dict:
+    from rlm_docs.engine.extract import heuristic_answer, parse_answer
+
+    def both(text: str) -> None:
+        parse_answer(text)
+        heuristic_answer(text)
+
+    small = timed(both, "```" + "\n" * 150_000)
+    big = timed(both, "```" + "\n" * 1_500_000)
+    return {"cpu_s": small["cpu_s"], "note": f"1.5 MB: {big['cpu_s']:.2f} s"}
+
+
+def case_citation_word(tmp: Path) -> dict:
+    from rlm_docs.engine.extract import cited_pages
+
+    small = timed(cited_pages, "a" * 40_000)
+    big = timed(cited_pages, "a" * 1_000_000)
+    return {"cpu_s": small["cpu_s"], "note": f"1 MB: {big['cpu_s']:.2f} s"}
+
+
+def case_batch(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    code = "llm_query('a')\ntry:\n    llm_query_batched([''] * 1000000)\nexcept BudgetExceeded:\n    pass"
+    return run_engine([repl(code), "FINAL(x)", "{}"], Budget(max_sub_calls=3), tmp)
+
+
+def case_prompts(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    def code(size: int, wait: str) -> str:
+        return (
+            f"import time\n{wait}\nbig = 'x' * {size}\nfor i in range(8):\n"
+            "    try:\n        llm_query(big)\n    except Exception:\n        pass\n"
+        )
+
+    # 10 MB: over the 8 MB limit of one host call, refused in the worker.
+    first = run_engine(
+        [repl(code(10_000_000, "time.sleep(1.2)")), "FINAL(x)", "{}"], Budget(max_wall_s=1), tmp
+    )
+    # 3 MB: reaches the host, over the 2M-character prompt cap, refused before tokenizing.
+    capped = run_engine([repl(code(3_000_000, "")), "FINAL(x)", "{}"], Budget(), tmp / "c")
+    first["note"] = (
+        f"3 MB prompts (host-side cap): {capped['cpu_s']:.2f} s CPU, "
+        f"{capped['trajectory_kb']:.0f} KB trajectory"
+    )
+    return first
+
+
+def case_rlm_query_200(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    def reply(messages: list[dict]) -> str:
+        if "sub question" in messages[0]["content"]:
+            return "FINAL(child)"
+        return repl(
+            "for i in range(200):\n    try:\n        rlm_query('sub question')\n"
+            "    except BudgetExceeded:\n        pass"
+        )
+
+    budget = Budget(max_steps=2, max_sub_calls=1, max_wall_s=1)
+    return run_engine([reply] * 1000, budget, tmp)
+
+
+def case_rlm_query_100_dollars(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    def reply(messages: list[dict]) -> str:
+        if "sub question" in messages[0]["content"]:
+            return "FINAL(child)"
+        return repl(
+            "for i in range(100):\n    try:\n        rlm_query('sub question')\n"
+            "    except BudgetExceeded:\n        pass"
+        )
+
+    return run_engine([reply] * 1000, Budget(max_cost_usd=0.01), tmp, model="gpt-5-mini")
+
+
+def case_deep_answer(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    deep = "d = []\nfor _ in range(60):\n    d = [d]\nanswer['content'] = d\nanswer['ready'] = True"
+    return run_engine([repl(deep), "FINAL(x)", "{}"], Budget(), tmp)
+
+
+def case_huge_error(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    code = "try:\n    llm_query('hi', model='m' * 55000000)\nexcept PermissionError:\n    pass"
+    return run_engine([repl(code), "FINAL(x)", "{}"], Budget(), tmp)
+
+
+def _read_ocr(tmp: Path, data: dict) -> dict:
+    from rlm_docs.errors import IngestError
+    from rlm_docs.ingest import Options, read_source
+
+    f = tmp / "ocr.json"
+    f.write_text(json.dumps(data))
+    cpu = time.process_time()
+    try:
+        pages = read_source(f, f.read_bytes(), "0" * 64, Options()).documents[0].pages
+        note = f"{sum(map(len, pages)):,} characters of text"
+    except IngestError as exc:
+        note = str(exc).split(": ", 1)[1][:60]
+    return {"cpu_s": time.process_time() - cpu, "note": f"{f.stat().st_size:,} B file; {note}"}
+
+
+def case_ocr_index(tmp: Path) -> dict:
+    return _read_ocr(tmp, {"pages": [{"index": 3_000_000_000, "markdown": "x"}]})
+
+
+def case_ocr_tables(tmp: Path) -> dict:
+    tables = [{"id": f"t{i}", "content": f"[t{i + 1}](t{i + 1}) " * 2} for i in range(40)]
+    return _read_ocr(tmp, {"pages": [{"index": 0, "markdown": "[t0](t0)", "tables": tables}]})
+
+
+def case_sanitize(tmp: Path) -> dict:
+    from rlm_docs.cli.terminal import sanitize
+
+    return timed(sanitize, "\x1b]0;t\x07\x1b[2J\x9b1" * 100_000)
+
+
+def case_never_answers(tmp: Path) -> dict:
+    from rlm_docs.cli import main
+    from tests.servers.chat import ChatServer
+
+    os.environ["RLM_DOCS_CACHE"] = "off"
+    path = store(tmp)
+    with ChatServer(latency_s=3600) as srv:
+        cpu, wall = time.process_time(), time.monotonic()
+        args = ["ask", "q?", "--corpus", str(path), "--max-wall", "5", "--log-dir", str(tmp)]
+        main([*args, "--model", f"openai:m@{srv.base_url}"])
+        wall = time.monotonic() - wall
+    return {"cpu_s": time.process_time() - cpu, "note": f"{wall:.1f} s wall for --max-wall 5"}
+
+
+CASES = {
+    "final-answer": case_final_answer,
+    "citation-word": case_citation_word,
+    "batch-1M": case_batch,
+    "prompts-8x10MB": case_prompts,
+    "rlm-query-200": case_rlm_query_200,
+    "rlm-query-100-$": case_rlm_query_100_dollars,
+    "deep-answer": case_deep_answer,
+    "huge-error": case_huge_error,
+    "ocr-index": case_ocr_index,
+    "ocr-tables": case_ocr_tables,
+    "sanitize-1MB": case_sanitize,
+    "never-answers": case_never_answers,
+}
+
+
+def child(name: str) -> None:
+    """Run one case and print its figures as JSON (peak RSS in MB, base = after imports)."""
+    import rlm_docs.engine.rlm  # noqa: F401  (imports every case pays, outside its figures)
+    import rlm_docs.ingest.pipeline  # noqa: F401
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with tempfile.TemporaryDirectory(prefix="bench-hostile-") as tmp:
+        figures = CASES[name](Path(tmp))
+    figures["base_mb"] = base
+    figures["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(figures))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=sorted(CASES), help="run only this case")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    print(f"{'case':<16} {'host CPU':>9} {'peak RSS':>9} {'base':>6} {'traj':>8}  spend / notes")
+    for name in [args.case] if args.case else CASES:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", name], capture_output=True, text=True
+        )
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines:
+            print(f"{name:<16} failed: {done.stderr.strip().splitlines()[-1:]}")
+            continue
+        f = json.loads(lines[-1])
+        traj = f"{f['trajectory_kb']:.0f} KB" if "trajectory_kb" in f else "-"
+        extra = []
+        if f.get("budget") is not None:
+            extra.append(f"${f['spent']:.4f} of ${f['budget']:.2f}")
+        if "root_calls" in f:
+            extra.append(f"{f['root_calls']} root calls, stop {f['stop']}")
+        if f.get("note"):
+            extra.append(f["note"])
+        print(
+            f"{name:<16} {f['cpu_s']:>8.2f}s {f['rss_mb']:>7.0f}MB {f['base_mb']:>5.0f}M "
+            f"{traj:>8}  {'; '.join(extra)}"
+        )
+
+
+if __name__ == "__main__":
+    main()
