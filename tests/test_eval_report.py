@@ -147,3 +147,25 @@ def test_plots_keep_identical_series_visible_and_axes_sensible(monkeypatch, tmp_
         assert all(float(t).is_integer() for t in steps_ax.get_xticks())
         assert all(float(t).is_integer() for t in steps_ax.get_yticks())
     assert fig.axes[4].get_xlim() == (1.0, 3.0)
+
+
+def test_runs_scored_by_an_older_rlm_docs_are_scored_again(runs, tmp_path):
+    from rlm_docs.eval.rundir import load_run
+
+    old = tmp_path / "old"
+    shutil.copytree(runs / "static-rag", old)
+    manifest = json.loads((old / "run.json").read_text())
+    assert manifest.pop("scoring_version") == 2
+    (old / "run.json").write_text(json.dumps(manifest))
+    results = old / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for row in rows:  # as the ANLS*-only scoring left q5's right number
+        if row["id"] == "q5":
+            row |= {"stage": "anls", "score": 0.0, "correct": False, "error_type": "comprehension"}
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _, now = load_run(old)
+    q5 = next(r for r in now if r["id"] == "q5")
+    assert (q5["stage"], q5["correct"], q5["error_type"]) == ("numeric", True, None)
+    report = build_report([old], tmp_path / "rep")
+    assert "Scored again with the current stages" in report["notes"][0]
+    assert "| 6 | 66.7% [" in report["markdown"]

@@ -144,3 +144,28 @@ def test_summary_counts_missing_as_wrong_and_corrects_judged_accuracy():
     assert effort_value(rows[0], "total_tokens") == 110.0
     # correct = score >= 0.5: sorted by steps 0(miss),2,3,5 -> 0,1,1,0; mean .5 -> K = 1
     assert s["kuiper_steps"]["value"] == pytest.approx(1.0)
+
+
+def test_rescoring_an_old_row_keeps_its_judge_verdict_unless_a_new_stage_decides():
+    from rlm_docs.eval.scoring import rescore
+
+    judged = {
+        "id": "t",
+        "answer": ["Consumer segment"],
+        "citations": [],
+        "answer_variants": [["Consumer Health"]],
+        "evidence": [],
+        "stage": "judge",
+        "judgment": "partial",
+        "score": 0.5,
+    }
+    again = rescore(judged)
+    assert (again["stage"], again["score"], again["judgment"]) == ("judge", 0.5, "partial")
+    assert again["page_f1"] is None
+    wrong_number = judged | {"answer": ["$1.33"], "answer_variants": [["$2.35"]], "score": 1.0}
+    assert (rescore(wrong_number)["stage"], rescore(wrong_number)["score"]) == ("numeric", 0.0)
+    assert rescore({"id": "m", "status": "missing", "score": 0.0}) == {
+        "id": "m",
+        "status": "missing",
+        "score": 0.0,
+    }

@@ -28,6 +28,7 @@ from rlm_docs.eval.aggregate import (
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
 from rlm_docs.eval.rundir import load_run
+from rlm_docs.eval.scoring import SCORING_VERSION
 
 
 @dataclass
@@ -186,6 +187,16 @@ def main_table(runs: list[RunReport]) -> list[list[str]]:
 
 
 def _accuracy_note(run: RunReport) -> str:
+    m = run.manifest
+    if m.get("scoring_version", 1) < SCORING_VERSION:
+        return (
+            _accuracy_how(run) + " Scored again with the current stages (the run was scored by "
+            "an older rlm-docs; stored judge verdicts kept)."
+        )
+    return _accuracy_how(run)
+
+
+def _accuracy_how(run: RunReport) -> str:
     m = run.manifest
     if not m.get("judge"):
         return (

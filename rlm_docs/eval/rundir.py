@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from rlm_docs.atomic import atomic_write_bytes, atomic_write_text
 from rlm_docs.errors import ConfigError, DatasetError
+from rlm_docs.eval.scoring import SCORING_VERSION, rescore
 
 FORMAT = "rlm-docs.eval-run"
 # Settings that must match for a resume to be valid.
@@ -214,8 +215,13 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per question of the run, in question order; absent ones are `missing_row`s."""
-    return [records.get(meta["id"]) or missing_row(meta) for meta in manifest["questions"]]
+    """One row per question of the run, in question order; absent ones are `missing_row`s.
+    A run scored by an older scoring is scored again (`scoring.rescore`), so every reader of a
+    run (eval's summary, report, notebooks, viewer) sees current figures."""
+    rows = [records.get(meta["id"]) or missing_row(meta) for meta in manifest["questions"]]
+    if manifest.get("scoring_version", 1) < SCORING_VERSION:
+        rows = [rescore(row) for row in rows]
+    return rows
 
 
 def load_run(path: str | os.PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:

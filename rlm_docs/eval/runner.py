@@ -28,7 +28,7 @@ from rlm_docs.eval.executor import Executor, ThreadExecutor
 from rlm_docs.eval.filters import filter_questions, question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
-from rlm_docs.eval.scoring import score_prediction
+from rlm_docs.eval.scoring import SCORING_VERSION, score_prediction
 from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client, parse_spec
 from rlm_docs.models.prices import sum_usd
@@ -62,6 +62,7 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
     manifest = {
         "format": FORMAT,
         "version": 1,
+        "scoring_version": SCORING_VERSION,
         "rlm_docs_version": __version__,
         "started_at": datetime.now(UTC).isoformat(),
         "system": s.system,

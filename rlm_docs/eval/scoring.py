@@ -33,6 +33,9 @@ from rlm_docs.eval.taxonomy import error_type, is_refusal
 from rlm_docs.eval.workload_scoring import score_workload
 
 MAX_ANSWER_CHARS = 2000
+# Recorded in each run's manifest. 1: ANLS* and judge only; 2: the stages above (numeric stage,
+# unanswerable gold, n/a citation F1). Rows of older runs are scored again on reading.
+SCORING_VERSION = 2
 JudgeFn = Callable[[Question, list[str]], Verdict]
 
 
@@ -97,3 +100,30 @@ def score_prediction(
         "doc_f1": doc_f1(citations, evidence) if evidence else None,
         "error_type": error_type(answer, citations, evidence, correct),
     }
+
+
+def rescore(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row scored by an older SCORING_VERSION, scored again from its stored answer, gold and
+    evidence. The judge is not called again: its stored verdict stands where the new stages
+    leave the answer to it. Rows without a stored gold (missing questions) are kept."""
+    if "answer_variants" not in row or row.get("status") == "missing":
+        return dict(row)
+    question = Question(
+        id=str(row["id"]),
+        question=str(row.get("question") or ""),
+        answer_variants=row["answer_variants"],
+        evidence=row.get("evidence") or [],
+    )
+    judge = None
+    if row.get("stage") == "judge":
+        stored = Verdict(
+            str(row.get("judgment") or "error"),
+            float(row.get("score") or 0),
+            str(row.get("judge_issue") or ""),
+            str(row.get("judge_explanation") or ""),
+        )
+
+        def judge(_question: Question, _items: list[str]) -> Verdict:
+            return stored
+
+    return dict(row) | score_prediction(question, row, judge)
