@@ -216,8 +216,8 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
 
 def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per question of the run, in question order; absent ones are `missing_row`s.
-    A run scored by an older scoring is scored again (`scoring.rescore`), so every reader of a
-    run (eval's summary, report, notebooks, viewer) sees current figures."""
+    A run scored by an older scoring is scored again (`scoring.rescore`), so eval's summary,
+    `report` and `load_run` (notebooks) show current figures."""
     rows = [records.get(meta["id"]) or missing_row(meta) for meta in manifest["questions"]]
     if manifest.get("scoring_version", 1) < SCORING_VERSION:
         rows = [rescore(row) for row in rows]
