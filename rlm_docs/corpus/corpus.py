@@ -215,6 +215,13 @@ class Corpus:
             )
         return self._rendered
 
+    @property
+    def rendered_chars(self) -> int:
+        """`len(self.render())`, computed from page sizes without rendering (the `context`
+        length the madqa prompt states; `total_chars` counts page text only)."""
+        self._layout()
+        return self._length
+
     def page_offset(self, doc: str, n: int) -> int:
         """Offset in `render()` where page `n` of `doc` begins (its `[PAGE n]` marker, or the
         `[FILE:` header for page 1)."""

@@ -5,13 +5,14 @@ The first line of each root or extract
 template is a role marker (`[rlm-docs:root NAME]`, `[rlm-docs:extract]`): it tells the `offline`
 model which role a request is for. It is sent to real models too, where it reads as a header.
 
-The root never sees corpus text, only a summary: counts, a per-document list (first
-`MAX_LISTED` documents) and, for small corpora, the top-level table of contents.
+The root never sees corpus text, only a summary: counts, every document within a token budget
+(`rlm_docs.engine.summary`) and, for small corpora, the top of each table of contents.
 """
 
 from typing import Any
 
 from rlm_docs.corpus import sections
+from rlm_docs.engine.summary import documents_summary
 from rlm_docs.errors import ConfigError
 from rlm_docs.templates import render
 
@@ -22,26 +23,24 @@ PROMPT_NAMES: dict[str, frozenset[str] | None] = {
     "docs": None,
     "madqa": frozenset({"context", "llm_query", "llm_query_batched", "rlm_query", "SHOW_VARS"}),
 }
-MAX_LISTED = 40
 TOC_DOCS = 8
-TOC_ENTRIES = 8
+TOC_ENTRIES = 14
 
 
 def corpus_summary(corpus: Any) -> str:
-    """Counts, a truncated document list and a short toc: what the root knows up front."""
+    """Counts, every document (within a token budget) and a short toc: what the root knows up
+    front."""
     docs = corpus.documents
     lines = [
-        f"{len(docs)} documents, {corpus.total_pages} pages, about {corpus.total_tokens} tokens "
-        f"({corpus.total_chars} characters)."
+        f"{len(docs)} documents, {corpus.total_pages:,} pages, about {corpus.total_tokens:,} "
+        f"tokens ({corpus.total_chars:,} characters)."
     ]
-    lines += [f"- {d.name}: {d.num_pages} pages, {d.tokens} tokens" for d in docs[:MAX_LISTED]]
-    if len(docs) > MAX_LISTED:
-        lines.append(f"- ... and {len(docs) - MAX_LISTED} more (call files() for all)")
+    lines += documents_summary(docs)
     if len(docs) <= TOC_DOCS:
         for d in docs:
             entries = sections.toc(corpus, d.name)
             top = min((e["level"] for e in entries), default=1)
-            shown = [e for e in entries if e["level"] == top][:TOC_ENTRIES]
+            shown = [e for e in entries if e["level"] <= top + 1][:TOC_ENTRIES]
             if shown and not shown[0]["section"].startswith("p"):
                 parts = [f"{e['title']} (p.{e['page_start']})" for e in shown]
                 lines.append(f"Contents of {d.name}: " + "; ".join(parts))
@@ -84,7 +83,7 @@ def root_prompt(
         name if sub_calls else f"{name}_no_sub_calls",
         question=question,
         corpus_summary=corpus_summary(corpus),
-        context_chars=corpus.total_chars,
+        context_chars=corpus.rendered_chars,
         num_documents=len(corpus.documents),
         num_pages=corpus.total_pages,
         max_steps=max_steps,

@@ -1,0 +1,127 @@
+"""The corpus summary in the root prompt: every document, within a token budget.
+
+The root never sees corpus text, only this summary, and in the real-model runs of issue 13 a
+list cut at 40 of 344 documents cost every run a `files()` step. So the summary names every
+document, in the most detailed form that fits `budget` tokens:
+
+1. one line per document (`- 3M_2018_10K: 160 pages, 145,513 tokens`), when that fits;
+2. else one line per company (name prefix before the year, or the metadata company), its
+   documents grouped by kind with their periods and page range, e.g.
+   `- 3M: 10K 2015-2022 (8 docs, 158-252 p.); 10Q 2023Q2 (1 doc, 80 p.)`;
+3. else as many company lines as fit, then how many were left out (`files()` lists all).
+
+Kind and period come from the metadata given at ingest (`DocInfo.doc_type`/`period`) when
+present, else from the name (`rlm_docs.corpus.filings.describe`).
+"""
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from rlm_docs.corpus.filings import describe
+from rlm_docs.tokens import count_tokens
+
+SUMMARY_TOKENS = 3_000
+_PREFIX = re.compile(r"^(.+?)[_\s]+(?:19|20)\d\d")
+
+
+def _group(doc: Any) -> str:
+    """The company a document belongs to: the name before its year, else metadata, else ''."""
+    m = _PREFIX.match(doc.name)
+    if m:
+        return m.group(1)
+    return str(getattr(doc, "company", "") or "")
+
+
+_FORM = re.compile(r"^(\d+)([a-z])$")
+
+
+def _kind_period(doc: Any) -> tuple[str, str]:
+    """(kind, period) for display: metadata first, the name for what it adds (a quarter)."""
+    named = describe(doc.name)
+    kind = str(getattr(doc, "doc_type", "") or "")
+    if not kind:
+        form = _FORM.match(named.kind or "")
+        kind = f"{form.group(1)}-{form.group(2).upper()}" if form else (named.kind or "doc")
+        kind = kind[:1].upper() + kind[1:]
+    period = str(getattr(doc, "period", "") or "")
+    from_name = f"{named.year}Q{named.quarter}" if named.year and named.quarter else ""
+    if named.date:
+        from_name = named.date.isoformat()
+    elif named.year and not from_name:
+        from_name = str(named.year)
+    if not period or from_name.startswith(period):
+        period = from_name or period
+    return kind, period
+
+
+def _periods(values: Iterable[str]) -> str:
+    """`2015-2022` for a run of consecutive years, else the distinct periods joined."""
+    distinct = sorted(set(v for v in values if v))
+    if not distinct:
+        return ""
+    if len(distinct) > 2 and all(v.isdigit() for v in distinct):
+        years = [int(v) for v in distinct]
+        if years == list(range(years[0], years[-1] + 1)):
+            return f"{years[0]}-{years[-1]}"
+    return ", ".join(distinct)
+
+
+def _pages(counts: list[int]) -> str:
+    lo, hi = min(counts), max(counts)
+    return f"{lo} p." if lo == hi else f"{lo}-{hi} p."
+
+
+def group_lines(docs: list[Any]) -> list[str]:
+    """One line per company: its documents by kind, with periods, counts and page range."""
+    groups: dict[str, dict[str, list[Any]]] = {}
+    shown: dict[str, str] = {}  # group key -> the spelling seen first
+    loose: list[Any] = []
+    for d in docs:
+        company = _group(d)
+        if not company:
+            loose.append(d)
+            continue
+        kind, period = _kind_period(d)
+        key = shown.setdefault(company.upper(), company)
+        groups.setdefault(key, {}).setdefault(kind, []).append((period, d.num_pages))
+    lines = []
+    for company, kinds in groups.items():
+        parts = []
+        for kind, items in kinds.items():
+            n = len(items)
+            periods = _periods(p for p, _ in items)
+            count = f"{n} doc{'s' if n > 1 else ''}, {_pages([c for _, c in items])}"
+            parts.append(f"{kind} {periods} ({count})".replace("  ", " "))
+        lines.append(f"- {company}: " + "; ".join(parts))
+    lines += [f"- {d.name} ({d.num_pages} p.)" for d in loose]
+    return lines
+
+
+def document_lines(docs: list[Any]) -> list[str]:
+    return [f"- {d.name}: {d.num_pages} pages, {d.tokens:,} tokens" for d in docs]
+
+
+def documents_summary(docs: list[Any], budget: int = SUMMARY_TOKENS) -> list[str]:
+    """The document part of the summary, in the most detailed form within `budget` tokens."""
+    full = document_lines(docs)
+    if count_tokens("\n".join(full)) <= budget:
+        return full
+    grouped = group_lines(docs)
+    head = (
+        "Documents by company (name prefix): kind, periods (count, page range). Names follow "
+        "COMPANY_PERIOD_KIND, e.g. " + docs[0].name + '; files("COMPANY") lists a company\'s '
+        "exact names."
+    )
+    if count_tokens("\n".join([head, *grouped])) <= budget:
+        return [head, *grouped]
+    kept, used = [head], count_tokens(head) + 20
+    for line in grouped:
+        cost = count_tokens(line) + 1
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    left = len(grouped) - (len(kept) - 1)
+    kept.append(f"- ... and {left} more companies (files() lists every document)")
+    return kept
