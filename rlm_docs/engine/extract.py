@@ -1,8 +1,11 @@
 """Free-text final answer -> answer list + citations.
 
 MADQA formats an RLM's free-text response with a separate extraction call. We first try a
-deterministic parse (the model already gave JSON, a dict, or a list), and only call the
-`extract` role when that fails, so structured answers cost nothing extra.
+deterministic parse and only call the `extract` role when that fails, so structured answers
+cost nothing extra. Parsed without a call: JSON `{"answer": [...], "citations": [...]}` (also
+fenced), a list of values, the docs prompt's own suggested form
+`["$8.70 billion"] -- 3M_2018_10K page 58` (a JSON list, then the pages it rests on), and a
+bare refusal ("Not answerable"), which stays the answer (unanswerable questions are scored).
 
 Every parser here reads model text of any size, so each runs in linear time: fenced blocks are
 found with `str.find`, and the citation pattern can only start at the beginning of a word and
@@ -75,8 +78,38 @@ def _json_candidates(text: str) -> list[str]:
     return found
 
 
+REFUSAL = "Not answerable"
+_REFUSAL = re.compile(
+    r"\W*(?:not answerable|unanswerable|cannot be answered(?: from the documents)?|"
+    r"no answer(?: found)?(?: in the documents)?)\W*",
+    re.IGNORECASE,
+)
+_MORE_PAGES = re.compile(r"\s*(?:,|and|&)\s*(?:pages?\s*|p\.\s*)?(\d{1,5})\b")
+
+
+def is_refusal(text: str) -> bool:
+    """Whether `text` is only a refusal ("Not answerable", "cannot be answered", ...)."""
+    return len(text) < 200 and _REFUSAL.fullmatch(text.strip()) is not None
+
+
+def _listed(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """`["value", ...] -- DOC page N` (the docs prompt's FINAL form): the list, then citations."""
+    stripped = text.strip()
+    if not stripped.startswith("["):
+        return None
+    try:
+        value, end = json.JSONDecoder().raw_decode(stripped)
+    except (ValueError, RecursionError):
+        return None
+    parsed = from_structured(value)
+    if parsed is None:
+        return None
+    return parsed[0], cited_pages(stripped[end:])
+
+
 def parse_answer(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
-    """Deterministic parse of a final answer given as JSON (optionally fenced); else None."""
+    """Deterministic parse of a final answer (see module docstring); None when it needs the
+    extraction call."""
     for candidate in _json_candidates(text):
         try:
             parsed = from_structured(json.loads(candidate))
@@ -84,12 +117,25 @@ def parse_answer(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
             continue
         if parsed is not None:
             return parsed
+    listed = _listed(text)
+    if listed is not None:
+        return listed
+    if is_refusal(text):
+        return [REFUSAL], []
     return None
 
 
 def cited_pages(text: str) -> list[dict[str, Any]]:
-    """`file, page N` / `file p. N` mentions in free text (validated later against the corpus)."""
-    return [{"file": m.group("file"), "page": int(m.group("page"))} for m in _CITE.finditer(text)]
+    """`file, page N` / `file p. N` mentions in free text, with page lists (`pages 58, 60 and
+    61`) expanded (validated later against the corpus)."""
+    out = []
+    for m in _CITE.finditer(text):
+        out.append({"file": m.group("file"), "page": int(m.group("page"))})
+        pos = m.end()
+        while more := _MORE_PAGES.match(text, pos):
+            out.append({"file": m.group("file"), "page": int(more.group(1))})
+            pos = more.end()
+    return out
 
 
 def heuristic_answer(text: str) -> tuple[list[str], list[dict[str, Any]]]:

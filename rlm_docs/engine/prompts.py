@@ -61,6 +61,10 @@ TURN_TEMPLATES = {
 }
 
 
+# The extraction prompt that goes with each root prompt (same page and file vocabulary).
+EXTRACT_TEMPLATES = {"docs": "docs_extract", "madqa": "extract"}
+
+
 def turn(prompt: str, kind: str, **values: Any) -> str:
     """The `first` or `next` user message of a root run under `prompt`."""
     return render(TURN_TEMPLATES[prompt][kind], **values)

@@ -1,9 +1,19 @@
 """`RLM(corpus, model=..., sub_model=..., budget=...).ask(question) -> Prediction`.
 
 Wires the pieces for one question: a `Governor` over the budget, the root `Run` in a sandbox
-over the corpus store, then the answer: a structured final value is parsed directly, free
-text goes through an `extract` call (MADQA's formatter), and citations are validated against
-the corpus with `cite()` calls and pages read as fallback evidence.
+over the corpus store, then the answer: a structured final value is parsed directly (JSON, a
+list, `["v"] -- DOC page N`, a bare refusal; see `rlm_docs.engine.extract`), other free text
+goes through one `extract` call in the wording of the prompt in use (`docs_extract` or MADQA's
+`extract`), which is also given the pages recorded with `cite()`.
+
+Final citations, in order (`citation_source` in the trajectory's result record):
+1. `model`: the valid citations of the final answer (its JSON `citations`, the pages named
+   after a `["..."] --` list, or what the extraction call found in the response);
+2. `cite`: else every valid page passed to `cite()` during the run;
+3. `read`: else the last `MAX_FALLBACK_PAGES` pages read with `page`/`pages`/`read_section`;
+4. `none`: else no citation. A refusal ("Not answerable") keeps only citations it names.
+"Valid" means the document resolves in the corpus and the page is in range (else it is kept
+under `rejected_citations`).
 """
 
 import os
@@ -16,7 +26,7 @@ from typing import Any
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citations import with_fallback
-from rlm_docs.engine.extract import from_structured, heuristic_answer, parse_answer
+from rlm_docs.engine.extract import REFUSAL, from_structured, heuristic_answer, parse_answer
 from rlm_docs.engine.loop import Outcome, Run, Settings, answer_text
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.trajectory import trajectory_file
@@ -124,7 +134,12 @@ class RLM:
         )
         outcome = run.execute()
         answer, cited, extract_note = self._answer(question, outcome, gov)
-        citations, rejected, source = with_fallback(self.corpus, cited, outcome.cited, outcome.read)
+        if answer == [REFUSAL]:  # a refusal rests on no page: only citations it names count
+            citations, rejected, source = with_fallback(self.corpus, cited, [], [])
+        else:
+            citations, rejected, source = with_fallback(
+                self.corpus, cited, outcome.cited, outcome.read
+            )
         totals = gov.totals()
         pred = Prediction(
             question=question,
@@ -176,7 +191,13 @@ class RLM:
         if self.settings.client.backend == "human":  # not asked again to reformat it as JSON
             answer, cites = heuristic_answer(text)
             return answer, cites, "heuristic (a person's answer is taken as written)"
-        request = prompts.render("extract", question=question, response=text[:EXTRACT_CHARS])
+        cited = "; ".join(f"{c['file']} page {c['page']}" for c in outcome.cited) or "(none)"
+        request = prompts.render(
+            prompts.EXTRACT_TEMPLATES[self.settings.prompt],
+            question=question,
+            response=text[:EXTRACT_CHARS],
+            cited=cited,
+        )
         try:
             reply = gov.call(
                 self.settings.client,
