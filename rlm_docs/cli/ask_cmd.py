@@ -171,9 +171,11 @@ def _sub_call_lines(call: dict[str, Any]) -> list[str]:
     """A sub-call as two short lines: its prompt and its reply (or error), both clipped."""
     kind = call.get("kind", "llm_query")
     reply = call.get("error") or call.get("response") or ""
+    prompt = _clip(str(call.get("prompt", "")), CALL_LINES, CALL_CHARS)
+    answer = _clip(str(reply), CALL_LINES, CALL_CHARS)
     return [
-        f"  ↳ {kind}: {_clip(str(call.get('prompt', '')), CALL_LINES, CALL_CHARS)}",
-        f"    → {_clip(str(reply), CALL_LINES, CALL_CHARS)}",
+        f"  ↳ {kind}: " + prompt.replace("\n", "\n      "),
+        "    → " + answer.replace("\n", "\n      "),
     ]
 
 
