@@ -60,3 +60,25 @@ def test_offline_root_reads_pages_in_the_repl_when_it_has_no_sub_model(store):
     assert p.sub_calls == 0 and p.stop_reason == "final"
     assert "12,500" in " ".join(p.answer)
     assert {"file": "globex_2021_10k", "page": 3} in p.citations
+
+
+def test_the_no_sub_call_prompts_follow_their_base_prompts():
+    """The ablation prompts are copies minus the sub-call text: a wording change to a base
+    prompt must reach its copy (this fails until it does)."""
+    from rlm_docs.templates import load_template
+
+    docs, ablation = load_template("docs"), load_template("docs_no_sub_calls")
+    expected = [
+        line.replace("Every step, sub-call, token", "Every step, token")
+        for line in docs.replace("[rlm-docs:root docs]", "[rlm-docs:root docs no-sub-calls]").split(
+            "\n"
+        )
+        if not line.startswith(("- `llm_query(", "- `llm_query_batched(", "- `rlm_query("))
+    ]
+    assert ablation.split("\n") == expected
+    madqa, ablation = load_template("madqa"), load_template("madqa_no_sub_calls")
+    tail = "IMPORTANT: When you are done"
+    assert ablation[ablation.index(tail) :] == madqa[madqa.index(tail) :].replace(
+        "Output to the REPL environment and recursive LLMs", "Output to the REPL environment"
+    )
+    assert "llm_query" not in ablation and "rlm_query" not in ablation
