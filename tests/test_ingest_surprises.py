@@ -104,9 +104,13 @@ def test_replacing_a_store_names_the_removed_documents_and_append_keeps_them(tmp
     sources = {Path(e["path"]).name: e["documents"] for e in corpus.manifest["sources"]}
     assert sources == {"alpha.md": ["alpha"], "beta.md": ["beta"], "delta.md": ["delta"]}
     assert corpus.search("alpha page", k=1)[0].document == "alpha"  # index covers kept docs
-    # appending what is already there changes nothing in the documents
+    # appending what is already there leaves the store as it was
     assert main(["ingest", str(tmp_path / "c"), "--out", str(store), "--append"]) == 0
+    assert "(unchanged): 3 documents" in capsys.readouterr().out
     assert Corpus.load(store).names == ["alpha", "beta", "delta"]
+    alpha = tmp_path / "a" / "alpha.md"  # the first document's source: no reordering either
+    assert main(["ingest", str(alpha), "--out", str(store), "--append"]) == 0
+    assert "(unchanged): 3 documents" in capsys.readouterr().out
 
 
 def test_files_not_read_are_counted_and_listed_with_verbose(tmp_path, capsys):

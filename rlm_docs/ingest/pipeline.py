@@ -224,24 +224,33 @@ def _appended(
     old: Corpus, docs: list[Document], entries: list[dict]
 ) -> tuple[list[Document], list[dict]]:
     """The old store's documents with `docs` added, a new document replacing an old one of the
-    same name in place; the old manifest entries keep the documents still theirs."""
+    same name in place; an old manifest entry keeps the documents still its own, and a new
+    entry for the very same source takes the old one's place (so appending what is already
+    there leaves the store as it was)."""
     new = {d.name: d for d in docs}
     merged = [new.pop(n) if n in new else old.document(n) for n in old.names]
     merged.extend(new.values())
     replaced = {d.name for d in docs}
+    fresh = {_ident(e): e for e in entries}
     kept = []
     for e in old.manifest.get("sources", []):
+        same = fresh.get(_ident(e))
+        if same is not None and same["documents"] == e.get("documents"):
+            kept.append(fresh.pop(_ident(e)))
+            continue
         names = [n for n in e.get("documents", []) if n not in replaced]
         if names:
             kept.append({**e, "documents": names})
-    return merged, kept + entries
+    return merged, kept + list(fresh.values())
+
+
+def _ident(entry: dict) -> tuple:
+    """A manifest source entry's identity: its path, content hash and reader options."""
+    return entry.get("path"), entry.get("sha256"), json.dumps(entry.get("options"), sort_keys=True)
 
 
 def _same_sources(old: Corpus, entries: list[dict]) -> bool:
-    def ident(e: dict) -> tuple:
-        return e.get("path"), e.get("sha256"), json.dumps(e.get("options"), sort_keys=True)
-
-    return [ident(e) for e in old.manifest.get("sources", [])] == [ident(e) for e in entries]
+    return [_ident(e) for e in old.manifest.get("sources", [])] == [_ident(e) for e in entries]
 
 
 def _sha256(path: Path) -> str:
