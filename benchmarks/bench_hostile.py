@@ -127,33 +127,31 @@ def case_prompts(tmp: Path) -> dict:
     return first
 
 
-def case_rlm_query_200(tmp: Path) -> dict:
-    from rlm_docs.governor import Budget
+def spawning(n: int) -> Any:
+    """Root replies: `n` `rlm_query` calls in a loop (refusals caught); children answer."""
 
     def reply(messages: list[dict]) -> str:
         if "sub question" in messages[0]["content"]:
             return "FINAL(child)"
         return repl(
-            "for i in range(200):\n    try:\n        rlm_query('sub question')\n"
+            f"for i in range({n}):\n    try:\n        rlm_query('sub question')\n"
             "    except BudgetExceeded:\n        pass"
         )
 
+    return reply
+
+
+def case_rlm_query_200(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
     budget = Budget(max_steps=2, max_sub_calls=1, max_wall_s=1)
-    return run_engine([reply] * 1000, budget, tmp)
+    return run_engine([spawning(200)] * 1000, budget, tmp)
 
 
 def case_rlm_query_100_dollars(tmp: Path) -> dict:
     from rlm_docs.governor import Budget
 
-    def reply(messages: list[dict]) -> str:
-        if "sub question" in messages[0]["content"]:
-            return "FINAL(child)"
-        return repl(
-            "for i in range(100):\n    try:\n        rlm_query('sub question')\n"
-            "    except BudgetExceeded:\n        pass"
-        )
-
-    return run_engine([reply] * 1000, Budget(max_cost_usd=0.01), tmp, model="gpt-5-mini")
+    return run_engine([spawning(100)] * 1000, Budget(max_cost_usd=0.01), tmp, model="gpt-5-mini")
 
 
 def case_deep_answer(tmp: Path) -> dict:

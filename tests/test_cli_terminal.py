@@ -69,3 +69,9 @@ def test_ask_and_corpus_commands_print_no_control_sequences(store, tmp_path, cap
     assert main(["corpus", "search", str(store), "budget"]) == 0
     printed = out + err + shown + capsys.readouterr().out
     assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in printed)
+
+
+def test_error_lines_are_sanitized_too(tmp_path, capsys) -> None:
+    assert main(["corpus", "info", str(tmp_path / f"no{ESC}]0;owned{ESC}\\store")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlm-docs corpus: error:") and "nostore" in err and ESC not in err

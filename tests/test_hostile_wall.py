@@ -30,8 +30,10 @@ def no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
 
 
-def test_max_wall_cuts_off_a_server_that_never_answers(store, tmp_path, capsys) -> None:
-    with ChatServer(latency_s=3600) as srv:
+@pytest.mark.parametrize("flavor", ["openai", "mistral"])
+def test_max_wall_cuts_off_a_server_that_never_answers(store, tmp_path, capsys, flavor) -> None:
+    with ChatServer(latency_s=3600, flavor=flavor) as srv:
+        url = srv.base_url if flavor == "openai" else srv.url
         started = time.monotonic()
         code = main(
             [
@@ -40,7 +42,7 @@ def test_max_wall_cuts_off_a_server_that_never_answers(store, tmp_path, capsys) 
                 "--corpus",
                 str(store),
                 "--model",
-                f"openai:slow-model@{srv.base_url}",
+                f"{flavor}:slow-model@{url}",
                 "--max-wall",
                 "3",
                 "--log-dir",

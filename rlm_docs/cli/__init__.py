@@ -11,6 +11,7 @@ import sys
 
 from rlm_docs import __version__
 from rlm_docs.cli.interrupt import leave
+from rlm_docs.cli.terminal import sanitize
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.output_paths import check_home
 
@@ -71,10 +72,11 @@ def main(argv: list[str] | None = None) -> int:
             check_home()
         return int(args.func(args) or 0)
     except RlmDocsError as exc:
-        print(f"rlm-docs {args.command}: error: {exc}", file=sys.stderr)
+        # sanitized: messages quote file names, model replies and document text
+        print(f"rlm-docs {args.command}: error: {sanitize(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
-        print(f"rlm-docs {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        print(f"rlm-docs {args.command}: error: {sanitize(_os_error(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         return leave(args.command, exc)

@@ -1,7 +1,6 @@
 """`rlm-docs ingest SRC... --out CORPUS`: read documents into a corpus store."""
 
 import argparse
-import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -9,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.cli.console import console
+from rlm_docs.cli.terminal import json_text
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 
 
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             follow_symlinks=args.follow_symlinks,
         )
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1))
+        print(json_text(report.to_dict(), indent=1))
         return 0
     for line in _warning_lines(report.warnings, args.verbose):
         err.print(line, markup=False, highlight=False)

@@ -30,14 +30,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rlm_docs.cli.terminal import sanitize
     from rlm_docs.eval.report import build_report
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
 
     result = build_report(args.runs, args.out, by=args.by)
-    print(result["markdown"])
+    print(sanitize(result["markdown"]))  # questions and answers are document and model text
     print()
-    print("\n".join(result["notes"]))
+    print(sanitize("\n".join(result["notes"])))
     print(f"\nreport: {args.out}/report.md, {args.out}/report.html")
     return 0
