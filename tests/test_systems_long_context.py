@@ -124,3 +124,19 @@ def test_offline_long_context_cannot_answer_from_pages_cut_off(tmp_path):
     assert p.info["context"]["truncated"] is True
     assert all(c["file"] != "initech_2023_8k" for c in p.citations)
     assert "Bill Lumbergh" not in " ".join(p.answer)
+
+
+def test_a_character_cap_keeps_whole_pages_within_it():
+    whole = CORPUS.render()
+    cap = len(whole) // 2
+    prefix = fit_prefix(CORPUS, 10_000, max_chars=cap)
+    assert prefix.truncated and prefix.truncated_by == "chars" and len(prefix.text) <= cap
+    bigger = fit_prefix(CORPUS, 10_000, max_chars=cap + len(CORPUS.page(**_next(prefix))) + 40)
+    assert bigger.pages == prefix.pages + 1  # exactly the next page fits with that much more
+    assert fit_prefix(CORPUS, 10_000, max_chars=len(whole)).text == whole
+
+
+def _next(prefix):
+    order = [(d.name, n) for d in CORPUS.documents for n in range(1, d.num_pages + 1)]
+    doc, page = order[prefix.pages]
+    return {"doc": doc, "n": page}

@@ -4,8 +4,9 @@ The rendered corpus goes into a single root call. When it does not fit, the larg
 page-aligned prefix that does is sent instead, ending with a truncation note; how much was kept
 is recorded in the prediction's `info["context"]` and the trajectory. The window is the model's
 `context_window` from the price/model table (or the `context_window` option), less a reply
-allowance; a `max_input_tokens` budget shrinks it further, so the governor is never asked for a
-call it must refuse on input tokens. Dollar limits stay hard: a refused call is a `budget` stop.
+allowance; a `max_input_tokens` budget shrinks it further, and so does the governor's cap on
+prompt characters (`MAX_PROMPT_CHARS`, below a 1M-token window), so the governor is never asked
+for a call it must refuse on size. Dollar limits stay hard: a refused call is a `budget` stop.
 """
 
 import time
@@ -16,6 +17,7 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Governor
+from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS
 from rlm_docs.models import context_window_of, make_client
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.windows import fit_prefix
@@ -80,7 +82,10 @@ class LongContext:
         pages = self.corpus.total_pages
         shell = self._prompt(question, "", note.format(kept=pages, total=pages))
         available = limit - count_message_tokens([{"content": shell}]) - MESSAGE_OVERHEAD
-        prefix = fit_prefix(self.corpus, max(available, 0))
+        room = MAX_PROMPT_CHARS - len(shell)  # the governor refuses longer prompts outright
+        prefix = fit_prefix(self.corpus, max(available, 0), max_chars=max(room, 0))
+        if prefix.truncated_by == "chars":
+            limited_by = "max_prompt_chars"
         truncation = note.format(kept=prefix.pages, total=prefix.total_pages)
         truncation = truncation if prefix.truncated else ""
         prompt = self._prompt(question, prefix.text, truncation)

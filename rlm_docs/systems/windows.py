@@ -28,6 +28,7 @@ class Prefix:
     pages: int
     total_pages: int
     last: dict[str, Any] | None
+    truncated_by: str | None = None  # "tokens" or "chars": which limit cut the corpus
 
     @property
     def truncated(self) -> bool:
@@ -67,8 +68,9 @@ def _render_prefix(corpus: Any, order: list[tuple[str, int]], kept: int) -> str:
     return corpus.render()[:end].rstrip("\n") + "\n" + TRUNCATION_NOTE + "\n"
 
 
-def fit_prefix(corpus: Any, available: int) -> Prefix:
-    """The largest page-aligned prefix of `corpus.render()` of at most `available` tokens.
+def fit_prefix(corpus: Any, available: int, max_chars: int | None = None) -> Prefix:
+    """The largest page-aligned prefix of `corpus.render()` of at most `available` tokens (and
+    `max_chars` characters, when given).
 
     The whole corpus is returned unchanged when it fits; otherwise the prefix ends after the
     last page that fits, followed by `TRUNCATION_NOTE` so the model knows text is missing.
@@ -84,12 +86,24 @@ def fit_prefix(corpus: Any, available: int) -> Prefix:
         used += cost
     text = _render_prefix(corpus, order, kept)
     tokens = count_tokens(text)
+    by = "tokens"
+    if max_chars is not None and len(text) > max_chars:
+        # a page's block ends where the next one begins: keep the pages ending within the cap
+        room = max_chars - len(TRUNCATION_NOTE) - 2
+        whole = len(corpus.render())
+        ends = [
+            corpus.page_offset(*order[i + 1]) if i + 1 < len(order) else whole for i in range(kept)
+        ]
+        kept, by = sum(1 for end in ends if end <= room), "chars"
+        text = _render_prefix(corpus, order, kept)
+        tokens = count_tokens(text)
     while kept and tokens > available:  # the plan is an estimate; the count is exact
-        kept -= 1
+        kept, by = kept - 1, "tokens"
         text = _render_prefix(corpus, order, kept)
         tokens = count_tokens(text)
     last = {"file": order[kept - 1][0], "page": order[kept - 1][1]} if kept else None
-    return Prefix(text, tokens, kept, len(order), last)
+    truncated_by = by if kept < len(order) else None
+    return Prefix(text, tokens, kept, len(order), last, truncated_by)
 
 
 def _split(text: str, limit: int) -> list[tuple[str, int]]:
