@@ -130,7 +130,7 @@ def main() -> int:
         f"{cpu[int(n * 0.95)] * 1000:.1f} ms CPU ({n} queries)"
     )
 
-    plain = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0, doc=0.0, form=0.0)
+    plain = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0, doc=0.0, form=0.0, diverse=False)
     body_only = recall(corpus, questions, plain, boost=False)
     heading = recall(corpus, questions, replace(plain, head=Ranking().head), boost=False)
     default = recall(corpus, questions, Ranking())

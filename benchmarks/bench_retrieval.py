@@ -37,31 +37,33 @@ from rlm_docs.ingest import ingest
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 K = 5
 MRR_DEPTH = 10
-PLAIN = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0, doc=0.0, form=0.0)
+PLAIN = Ranking(head=0.0, filing=0.0, named=0.0, implied=0.0, doc=0.0, form=0.0, diverse=False)
 FULL = Ranking()
 VARIANTS = [
     ("BM25 body only", PLAIN, True),
     ("+ heading field", replace(PLAIN, head=FULL.head), True),
     (
         "+ filing match (metadata)",
-        replace(FULL, named=0.0, implied=0.0, strip=False, doc=0.0, form=0.0),
+        replace(FULL, named=0.0, implied=0.0, strip=False, doc=0.0, form=0.0, diverse=False),
         True,
     ),
     (
         "+ naming words out of page query",
-        replace(FULL, named=0.0, implied=0.0, doc=0.0, form=0.0),
+        replace(FULL, named=0.0, implied=0.0, doc=0.0, form=0.0, diverse=False),
         True,
     ),
-    ("+ named statement", replace(FULL, implied=0.0, doc=0.0, form=0.0), True),
-    ("+ implied statement", replace(FULL, doc=0.0, form=0.0), True),
-    ("+ document evidence", replace(FULL, form=0.0), True),
-    ("+ form boilerplate penalty (default)", FULL, True),
+    ("+ named statement", replace(FULL, implied=0.0, doc=0.0, form=0.0, diverse=False), True),
+    ("+ implied statement", replace(FULL, doc=0.0, form=0.0, diverse=False), True),
+    ("+ document evidence", replace(FULL, form=0.0, diverse=False), True),
+    ("+ form boilerplate penalty", replace(FULL, diverse=False), True),
+    ("+ another document in the top k (default)", FULL, True),
     ("default, filing from names only", FULL, False),
     ("default without heading field", replace(FULL, head=0.0), True),
     ("default without filing match", replace(FULL, filing=0.0), True),
     ("default without statement kinds", replace(FULL, named=0.0, implied=0.0), True),
     ("default without document evidence", replace(FULL, doc=0.0), True),
     ("default without form penalty", replace(FULL, form=0.0), True),
+    ("default, top k from one document allowed", replace(FULL, diverse=False), True),
     ("default, naming words kept", replace(FULL, strip=False), True),
 ]
 
@@ -170,12 +172,12 @@ def report(sets: list[DataSet], ablation: bool) -> None:
             f"\n{ds.name}: {len(ds.questions)} questions, {len(ds.store)} documents, "
             f"{ds.store.total_pages:,} pages"
         )
-        head = f"{'variant':38} page@5  doc@5    MRR"
+        head = f"{'variant':44} page@5  doc@5    MRR"
         print(head + ("   | half A page@5 doc@5 | half B page@5 doc@5" if halves else ""))
         for label, ranking, metadata in variants:
             (_with_metadata if metadata else _names_only)(ds)
             p, d, m = measure(ds, ranking, ds.questions)
-            line = f"{label:38} {_fmt(p)}  {_fmt(d)}  {_fmt(m)}"
+            line = f"{label:44} {_fmt(p)}  {_fmt(d)}  {_fmt(m)}"
             if halves:
                 a, b = (measure(ds, ranking, h) for h in halves)
                 line += f"   |        {_fmt(a[0])} {_fmt(a[1])} |        {_fmt(b[0])} {_fmt(b[1])}"

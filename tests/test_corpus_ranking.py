@@ -206,3 +206,15 @@ def test_form_boilerplate_ranks_below_content() -> None:
     ranked = {h.page: h.score for h in corpus.search(q, k=3)}
     assert plain[2] == ranked[2]
     assert plain[1] - ranked[1] == pytest.approx(Ranking().form) == plain[3] - ranked[3]
+
+
+def test_top_k_keeps_a_place_for_another_document(corpus: Corpus) -> None:
+    q = "How did Acme's capital expenditures and plants develop in FY2020?"
+    one_doc = corpus.search(q, k=2, ranking=Ranking(diverse=False))
+    assert {h.document for h in one_doc} == {"ACME_2020_10K"}
+    hits = corpus.search(q, k=2)
+    assert hits[0] == one_doc[0]
+    assert hits[1].document != "ACME_2020_10K" and hits[1].document.startswith("ACME_")
+    assert corpus.search(q, k=3)[:2] == corpus.search(q, k=3, ranking=Ranking(diverse=False))[:2]
+    only = corpus.search(q, k=3, document="ACME_2020_10K")
+    assert {h.document for h in only} == {"ACME_2020_10K"} and len(only) == 3

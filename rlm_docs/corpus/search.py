@@ -33,6 +33,10 @@ A page's score, for pages holding at least one query term (`Ranking` holds the w
   flow or equity statement; questions name them ("based on the cash flow statement", "P&L") or
   imply them by line item ("inventories", "capex").
 
+When all top `k` pages come from one document, the `k`-th place goes to the best page of
+another document (`diverse`): a hedge against having picked the wrong filing (FinanceBench
+dev: document recall@5 0.940 → 0.955 at equal page recall; no change on the other sets).
+
 Queries are questions, so before tokenizing: fiscal-year tokens gain the bare year
 ("FY2018"/"FY18" also search "2018"), finance abbreviations are spelled out ("capex" also
 searches "capital expenditures"), and words that only instruct the answerer ("assume",
@@ -77,6 +81,7 @@ NAMED_WEIGHT = 0.5
 IMPLIED_WEIGHT = 0.4
 DOC_WEIGHT = 0.3
 FORM_PENALTY = 0.3
+DIVERSE_DEPTH = 4  # pages per hit searched for another document's best page
 KINDS_FILE = "kinds.npy"
 HEAD_CHARS = 300
 _INSTRUCTION_WORDS = (
@@ -289,6 +294,7 @@ class Ranking:
     strip: bool = True  # keep the words that named the filing out of page ranking
     doc: float = DOC_WEIGHT
     form: float = FORM_PENALTY
+    diverse: bool = True
     named: float = NAMED_WEIGHT
     implied: float = IMPLIED_WEIGHT
 
@@ -416,9 +422,16 @@ class Searcher:
             for d in np.flatnonzero(fit).tolist():
                 a = int(self.first[d])
                 scores[a : a + int(self.counts[d])] += w.filing * fit[d]
-        if len(rows) > k:  # keep every page tied with the k-th, then order by (score, row)
-            rows = rows[scores[rows] >= np.partition(scores[rows], -k)[-k]]
-        rows = rows[np.lexsort((rows, -scores[rows]))][:k]
+        depth = min(len(rows), DIVERSE_DEPTH * k) if w.diverse else k
+        if len(rows) > depth:  # keep every page tied with the cut-off, then order by (score, row)
+            rows = rows[scores[rows] >= np.partition(scores[rows], -depth)[-depth]]
+        rows = rows[np.lexsort((rows, -scores[rows]))]
+        if w.diverse and k > 1 and len(rows) > k:
+            docs = self.doc_of_page[rows]
+            other = np.flatnonzero(docs != docs[0])
+            if len(other) and other[0] >= k:  # the top k are all one document's pages
+                rows = np.concatenate([rows[: k - 1], rows[other[:1]]])
+        rows = rows[:k]
         terms = self._terms(qids)
         hits = []
         for r in rows.tolist():
