@@ -113,19 +113,22 @@ def load(data: Path, stores: Path) -> list[DataSet]:
 
 
 def measure(ds: DataSet, ranking: Ranking, questions: list[dict]) -> tuple[float, float, float]:
-    """(page recall@5 or nan, doc recall@5, MRR@10 of the first gold page, else document)."""
+    """(page recall@5 or nan, doc recall@5, MRR@10 of the first gold page, else document),
+    recall from `search(k=5)` and MRR from `search(k=10)`."""
     page_hits = doc_hits = 0
     rr = 0.0
     for q in questions:
         gold_docs = {e["document"] for e in q["evidence"]}
         gold = {(e["document"], e["page"]) for e in q["evidence"]}
-        hits = ds.store.search(q["question"], k=MRR_DEPTH, ranking=ranking)
-        keys = [(h.document, h.page) if ds.pages else h.document for h in hits]
         wanted = gold if ds.pages else gold_docs
-        first = next((i for i, key in enumerate(keys) if key in wanted), None)
-        rr += 1 / (first + 1) if first is not None else 0.0
-        page_hits += first is not None and first < K
-        doc_hits += any(h.document in gold_docs for h in hits[:K])
+        for depth in (MRR_DEPTH, K):  # separately: the top k depends on k (see `diverse`)
+            hits = ds.store.search(q["question"], k=depth, ranking=ranking)
+            keys = [(h.document, h.page) if ds.pages else h.document for h in hits]
+            first = next((i for i, key in enumerate(keys) if key in wanted), None)
+            if depth == MRR_DEPTH:
+                rr += 1 / (first + 1) if first is not None else 0.0
+        page_hits += first is not None
+        doc_hits += any(h.document in gold_docs for h in hits)
     n = len(questions)
     return (page_hits / n if ds.pages else float("nan")), doc_hits / n, rr / n
 
