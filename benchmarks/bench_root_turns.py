@@ -7,9 +7,10 @@ with the confirmation turn (the default) every question takes one more root turn
 per root turn measure the prompt itself (system prompt, per-turn messages): compare a run of
 this script before and after a prompt change.
 
-    python benchmarks/bench_root_turns.py [--store STORE] [--questions FILE]
+    python benchmarks/bench_root_turns.py [--store STORE] [--questions FILE] [--limit N]
 
-Default: the bundled demo corpus and its questions.
+Default: the bundled demo corpus and its questions (e.g. FinanceBench dev: --store
+/tmp/stores/fb --questions ../shared/datasets/financebench/questions.dev.jsonl).
 """
 
 import argparse
@@ -55,11 +56,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", help="corpus store (default: the demo corpus)")
     parser.add_argument("--questions", help="MADQA-schema questions (default: demo questions)")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
     args = parser.parse_args()
     from rlm_docs.corpus.demo import demo_corpus_path, demo_questions_path
 
     store = args.store or str(demo_corpus_path())
-    questions = load_questions(args.questions or demo_questions_path())
+    questions = load_questions(args.questions or demo_questions_path(), args.limit)
     rows = {
         "confirm_final=True (default)": run(store, questions, True),
         "confirm_final=False": run(store, questions, False),

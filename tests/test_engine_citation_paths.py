@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.models import ScriptedClient
+from tests.fixtures.engine import repl, saved_store
 
 DOCS = {
     "acme_2020_10k": ["Cover.", "Total revenue was $412 million in 2020.", "Assets: $1,020m."],
@@ -20,11 +20,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("corpus") / "store")
-
-
-def repl(code: str) -> str:
-    return f"```repl\n{code}\n```"
+    return saved_store(tmp_path_factory, DOCS)
 
 
 def ask(store: Path, replies: list[str], **kwargs):

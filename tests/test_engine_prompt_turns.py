@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.models import ScriptedClient
+from tests.fixtures.engine import saved_store
 
 DOCS = {"acme_2020_10k": ["Cover page.", "Total revenue was $412 million in 2020."]}
 CODE = "x = 6 * 7\nprint('the value is', x)"
@@ -17,7 +17,7 @@ QUESTION = "What was Acme's revenue in 2020?"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("corpus") / "store")
+    return saved_store(tmp_path_factory, DOCS)
 
 
 def turns(store: Path, replies: list[str], **kwargs) -> list[list[dict]]:
