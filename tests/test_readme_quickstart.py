@@ -1,6 +1,7 @@
 """The README's quickstart shows real offline answers: its `ask` example prints the answer and
-citation shown under it, and the Python quickstart's question gets the answer in its comment
-(both are also correct: they are the demo set's gold answers)."""
+citation shown under it, the Python quickstart's question gets the answer in its comment (both
+are also correct: they are the demo set's gold answers), and the number of demo questions it
+says the offline model gets right is what an eval of them measures."""
 
 import json
 import re
@@ -39,3 +40,22 @@ def test_python_quickstart_answer_is_the_one_in_its_comment(tmp_path, monkeypatc
     assert any(
         answer.strip("[]'") in variant[0].replace(" million", "") for variant in GOLD[question]
     )
+
+
+def test_stated_offline_accuracy_on_the_demo_questions(tmp_path, monkeypatch):
+    from rlm_docs.corpus.demo import demo_corpus_path
+    from rlm_docs.eval.runner import EvalSettings, run_eval
+
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    stated = re.search(r"it gets (\d+) of the (\d+) demo questions", README.replace("\n", " "))
+    settings = EvalSettings(
+        dataset=demo_questions_path(),
+        corpus=demo_corpus_path(),
+        system="rlm",
+        model="offline",
+        out=tmp_path / "run",
+        progress=False,
+    )
+    summary = run_eval(settings)
+    assert summary["n"] == int(stated.group(2)) == len(GOLD)
+    assert round(summary["accuracy"]["value"] * summary["n"]) == int(stated.group(1))
