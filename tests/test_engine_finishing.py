@@ -47,6 +47,7 @@ def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(s
     shown = root.calls[1][-1]["content"]
     assert "revenue: 4.62 billion" in shown  # the output it never saw before
     assert 'answer["content"] = $4.62 billion' in shown and "reply without code" in shown
+    assert "Continue with" not in shown  # no invitation that contradicts the question asked
     assert root.iterations[-1].get("confirmation") is True
 
 

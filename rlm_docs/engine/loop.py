@@ -422,7 +422,7 @@ class Run:
             if turn > 1:
                 user = prompts.turn(
                     self.s.prompt,
-                    "next",
+                    "confirm" if pending else "next",
                     turn=turn,
                     max_steps=self.max_steps if self.max_steps is not None else "unlimited",
                     feedback=feedback,

@@ -14,7 +14,7 @@ from typing import Any
 from rlm_docs.corpus import sections
 from rlm_docs.engine.summary import documents_summary
 from rlm_docs.errors import ConfigError
-from rlm_docs.templates import render
+from rlm_docs.templates import fill, load_template, render
 
 ROOT_PROMPTS = ("docs", "madqa")
 # The sandbox names each root prompt introduces (None: every name the sandbox offers). A run
@@ -55,10 +55,15 @@ def binds(prompt: str, name: str) -> bool:
 
 # The per-turn user messages of each prompt. `madqa` keeps rlms' wording (which repeats the
 # question and echoes every code block back); `docs` says only what is new each turn.
+# `confirm` is the turn after a finishing cell that printed: the same as `next` without the
+# invitation to continue, which would contradict the confirmation question it carries.
 TURN_TEMPLATES = {
-    "docs": {"first": "docs_turn_first", "next": "docs_turn_next"},
-    "madqa": {"first": "turn_first", "next": "turn_next"},
+    "docs": {"first": "docs_turn_first", "next": "docs_turn_next", "confirm": "docs_turn_confirm"},
+    "madqa": {"first": "turn_first", "next": "turn_next", "confirm": "turn_next"},
 }
+# Lines of the docs prompt that describe the sub-call helpers, and the one sentence that counts
+# sub-calls: the no-sub-calls ablation is the docs prompt without them.
+SUB_CALL_LINES = ("- `llm_query(", "- `llm_query_batched(", "- `rlm_query(")
 
 
 # The extraction prompt that goes with each root prompt (same page and file vocabulary).
@@ -66,7 +71,7 @@ EXTRACT_TEMPLATES = {"docs": "docs_extract", "madqa": "extract"}
 
 
 def turn(prompt: str, kind: str, **values: Any) -> str:
-    """The `first` or `next` user message of a root run under `prompt`."""
+    """The `first`, `next` or `confirm` user message of a root run under `prompt`."""
     return render(TURN_TEMPLATES[prompt][kind], **values)
 
 
@@ -83,8 +88,8 @@ def root_prompt(
     (`NAME_no_sub_calls`) that never mentions `llm_query` / `rlm_query` (the ablation)."""
     if name not in ROOT_PROMPTS:
         raise ConfigError(f"unknown prompt {name!r}: choose one of {', '.join(ROOT_PROMPTS)}")
-    return render(
-        name if sub_calls else f"{name}_no_sub_calls",
+    return fill(
+        _root_template(name, sub_calls),
         question=question,
         corpus_summary=corpus_summary(corpus),
         context_chars=corpus.rendered_chars,
@@ -93,6 +98,23 @@ def root_prompt(
         max_steps=max_steps,
         max_output_chars=f"{max_output_chars:,}",
     )
+
+
+def docs_without_sub_calls(text: str) -> str:
+    """The docs prompt minus its sub-call helpers. Derived rather than kept as a copy, so every
+    wording change to `docs.txt` reaches the ablation (madqa's ablation is its own file: its
+    sub-call text is woven through rlms' wording, not in removable lines)."""
+    text = text.replace("[rlm-docs:root docs]", "[rlm-docs:root docs no-sub-calls]", 1)
+    text = text.replace("Every step, sub-call, token", "Every step, token")
+    return "\n".join(line for line in text.split("\n") if not line.startswith(SUB_CALL_LINES))
+
+
+def _root_template(name: str, sub_calls: bool) -> str:
+    if sub_calls:
+        return load_template(name)
+    if name == "docs":
+        return docs_without_sub_calls(load_template("docs"))
+    return load_template(f"{name}_no_sub_calls")
 
 
 def context_prompt(
