@@ -15,7 +15,9 @@ When steps or budget run out there is one forced final turn, checked by the gove
 call (so it can never spend past a dollar or token limit, nor start after the wall deadline);
 if it is refused the run stops with `budget` and the caller builds the answer from the evidence
 gathered so far. The top-level run's forced turn comes on top of `max_steps`; a child keeps its
-last step for it, so a child never takes more root turns than its share.
+last step for it, so a child never takes more root turns than its share. Under a wall budget the
+top-level run keeps the last FORCED_WALL_SHARE of it for the forced turn: no new turn starts,
+and cells stop, once only that share is left.
 
 A child run (`rlm_query`) is the same loop one level deeper with its own sandbox and governor.
 A child that cannot pay for its first call is refused before its sandbox starts, and the
@@ -24,6 +26,7 @@ that cannot be copied out of the worker, a broken reply) end the run with `error
 """
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,6 +43,7 @@ from sandbox import Limits, Sandbox
 from sandbox.output import bounded
 
 EMPTY_ANSWER = {"content": "", "ready": False}
+FORCED_WALL_SHARE = 0.1  # of the top-level run's wall budget, kept for the forced turn
 # How much of the answer a confirmation turn quotes back.
 CONFIRM_CHARS = 2_000
 
@@ -275,7 +279,7 @@ class Run:
         for code in find_code_blocks(reply):
             self.host.start_block()
             cited = len(self.host.cited)
-            r = sb.run(code, deadline=self.gov.deadline())
+            r = sb.run(code, deadline=self._work_deadline())
             if r.restarted:
                 self._prepare(sb)
             note = self._unread_citations(sb, self.host.cited[cited:])
@@ -389,10 +393,21 @@ class Run:
         outcome.cited = list(self.host.cited)
         return outcome
 
+    def _work_deadline(self) -> float | None:
+        """When ordinary turns and cells must stop: the wall deadline, less the share kept for
+        the forced answering turn in the top-level run."""
+        deadline, wall = self.gov.deadline(), self.gov.budget.max_wall_s
+        if deadline is None or wall is None or self.gov.depth > 0:
+            return deadline
+        return deadline - FORCED_WALL_SHARE * wall
+
     def _out_of_steps(self) -> str | None:
         """The exhausted axis before a turn; takes the turn's step when there is none. A child
         with two or more steps keeps its last one for the forced turn."""
         axis = self.gov.exhausted()
+        work_deadline = self._work_deadline()
+        if axis is None and work_deadline is not None and time.monotonic() >= work_deadline:
+            return "wall_s"
         if axis is None and self.gov.depth > 0:
             limit, left = self.gov.budget.max_steps, self.gov.steps_left()
             if limit is not None and limit >= 2 and left == 1:

@@ -22,6 +22,9 @@ from rlm_docs.models.errors import ModelUnavailableError
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+# Silent unless a caller installs a handler (the CLI's `retry_notices`): logging's last-resort
+# handler would otherwise print server text, unsanitized, into any program using the library.
+log.addHandler(logging.NullHandler())
 
 
 class TransientError(Exception):
