@@ -22,17 +22,10 @@ The offline sub-model answers the classification prompt with the rule set of
 import re
 from datetime import datetime
 
+from rlm_docs.bench.trec import LABELS
 from rlm_docs.models.offline_trec import classify
 
 CHUNK_LINES = 500
-LABELS = (
-    "abbreviation",
-    "entity",
-    "description and abstract concept",
-    "human being",
-    "location",
-    "numeric value",
-)
 CLASSIFY_HEAD = (
     "Classify each numbered question below into exactly one of these categories: "
     + ", ".join(LABELS)
