@@ -173,6 +173,24 @@ def test_eval_baseline_with_a_person_on_plain_stdin(store, tmp_path):
     assert entry["cost_usd"] == 0.0 and entry["latency_s"] > 0 and entry["input_tokens"] > 0
 
 
+def test_budgets_bind_a_person_like_a_model(store, tmp_path):
+    replies = "```repl\nprint(len(files()))\n```\n.\nFINAL(two documents)\n.\n"
+    run = subprocess.run(
+        [*CLI, "ask", "How many documents?", "--model", "human", "--corpus", str(store)]
+        + ["--max-steps", "1", "--log-dir", str(tmp_path), "--json"],
+        input=replies,
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    pred = json.loads(run.stdout)
+    assert pred["stop_reason"] == "forced" and pred["steps"] == 2
+    assert pred["answer"] == ["two documents"]
+    assert "REPL output:\n2" in run.stderr and "budget is exhausted" in run.stderr
+
+
 def test_closed_input_ends_the_run_as_an_error(store, tmp_path):
     run = subprocess.run(
         [*CLI, "ask", "Anything?", "--model", "human", "--corpus", str(store)]

@@ -4,9 +4,9 @@ effort goes through the same governor, ledger, trajectories and reports as a mod
 The person sees each conversation's system prompt once, then every new request (the root's
 turn prompt with the REPL feedback, or an `llm_query` prompt when `human` is the sub-model),
 and types the reply: several lines, sent by a line holding only `.` or by Ctrl-D. On a
-terminal the input is a prompt_toolkit editor (arrow keys move across lines, Esc-Enter also
-sends); otherwise lines come from `input()`, which is plain stdin in a pipe and the input box
-of a Jupyter notebook. What is read and typed is counted with tiktoken (like the offline
+terminal the input is a prompt_toolkit editor (arrow keys move across lines); otherwise
+lines come from `input()`, which is plain stdin in a pipe and the input box of a Jupyter
+notebook. What is read and typed is counted with tiktoken (like the offline
 model), the cost is $0 and the latency is the person's wall time, so budgets on steps, tokens
 or wall time bind a person exactly as they bind a model.
 """
