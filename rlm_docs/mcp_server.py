@@ -3,7 +3,8 @@
 Tools: the sandbox's corpus helpers `search grep page pages toc read_section files`, built by
 `sandbox.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
 return shapes model code gets in the REPL), and `ask`: a full RLM run with the server's models
-and budget (a call may lower the budget, never raise it). Documents are resources,
+and budget (a call may lower the budget, never raise it), reporting each finished turn as an
+MCP progress notification. Documents are resources,
 `rlm-docs://documents/{name}` (marked text of the whole document) and
 `rlm-docs://documents/{name}/pages/{n}` (one page). Errors (unknown document, page out of
 range) come back as tool errors naming the document or page.
@@ -16,7 +17,7 @@ from dataclasses import asdict, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import FunctionResource
 
@@ -80,13 +81,22 @@ def build_server(
 
     async def ask(
         question: str,
+        ctx: Context,
         max_steps: int | None = None,
         max_sub_calls: int | None = None,
         max_cost_usd: float | None = None,
         max_wall_s: float | None = None,
     ) -> dict[str, Any]:
         """Answer `question` with a full RLM run over the corpus: answer, page citations,
-        effort (steps, sub-calls, tokens, cost). Budget arguments can only lower the server's."""
+        effort (steps, sub-calls, tokens, cost). Budget arguments can only lower the server's.
+        Each finished turn is reported as a progress notification."""
+        loop = asyncio.get_running_loop()
+
+        def on_turn(depth: int, record: dict[str, Any]) -> None:  # in the run's thread
+            p = wire.progress(depth, record)
+            note = ctx.report_progress(p["turn"], None, wire.progress_line(p).strip())
+            asyncio.run_coroutine_threadsafe(note, loop)
+
         given = {
             "max_steps": max_steps,
             "max_sub_calls": max_sub_calls,
@@ -99,7 +109,7 @@ def build_server(
             if v is not None
         }
         run_budget = replace(budget, **limits)
-        run = runner.try_start(RunRequest(question, model, sub_model, run_budget))
+        run = runner.try_start(RunRequest(question, model, sub_model, run_budget, on_turn))
         if run is None:
             raise RuntimeError(
                 f"{max_runs} ask run(s) already in flight; retry in {runner.retry_after()}s"

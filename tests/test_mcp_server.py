@@ -64,8 +64,16 @@ async def _exercise(session: ClientSession, store: Path) -> dict:
     out["pages"] = pages.structured_content["result"]
     bad = await session.call_tool("page", {"doc": "3M_2018_10K", "n": 9})
     out["bad"] = (bad.is_error, bad.content[0].text)
-    ask = await session.call_tool("ask", {"question": QUESTION, "max_steps": 50})
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    ask = await session.call_tool(
+        "ask", {"question": QUESTION, "max_steps": 50}, progress_callback=on_progress
+    )
     out["ask"] = (ask.is_error, ask.structured_content)
+    out["progress"] = progress
     resources = (await session.list_resources()).resources
     out["resources"] = [(str(r.uri), r.name) for r in resources]
     doc = await session.read_resource(resources[1].uri)
@@ -95,6 +103,8 @@ def _check(out: dict) -> None:
     assert not is_error and answer["citations"] == [{"file": "3M_2018_10K", "page": 2}]
     assert "1,577" in answer["text"] and answer["stop_reason"] == "final"
     assert answer["budget"]["max_steps"] == 20  # a call cannot raise the server's budget
+    assert [value for value, _ in out["progress"]] == [1, 2]  # one notification per turn
+    assert out["progress"][0][1].startswith("turn 1: ") and "final answer" in out["progress"][1][1]
     assert out["resources"] == [
         ("rlm-docs://documents/3M_2018_10K", "3M_2018_10K"),
         ("rlm-docs://documents/AMD%202019%2010K", "AMD 2019 10K"),
