@@ -4,6 +4,7 @@ pseudo-terminal with pexpect (prompt_toolkit editor) and through plain stdin (pi
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,7 +189,7 @@ def test_budgets_bind_a_person_like_a_model(store, tmp_path):
     pred = json.loads(run.stdout)
     assert pred["stop_reason"] == "forced" and pred["steps"] == 2
     assert pred["answer"] == ["two documents"]
-    assert "REPL output:\n2" in run.stderr and "budget is exhausted" in run.stderr
+    assert re.search(r"[Oo]utput:\s+2\n", run.stderr) and "budget is exhausted" in run.stderr
 
 
 def test_closed_input_ends_the_run_as_an_error(store, tmp_path):
