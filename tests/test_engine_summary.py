@@ -60,3 +60,8 @@ def test_madqa_states_the_length_of_context_exactly():
     prompt = root_prompt("madqa", "q?", corpus, 10)
     assert f"a str with {len(corpus.render())} total characters" in prompt
     assert corpus.rendered_chars == len(corpus.render()) != corpus.total_chars
+
+
+def test_counts_of_one_are_singular():
+    text = corpus_summary(Corpus.from_documents({"window": ["Only page."]}))
+    assert text.startswith("1 document, 1 page, about ")

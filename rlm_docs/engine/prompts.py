@@ -27,13 +27,17 @@ TOC_DOCS = 8
 TOC_ENTRIES = 14
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def corpus_summary(corpus: Any) -> str:
     """Counts, every document (within a token budget) and a short toc: what the root knows up
     front."""
     docs = corpus.documents
     lines = [
-        f"{len(docs)} documents, {corpus.total_pages:,} pages, about {corpus.total_tokens:,} "
-        f"tokens ({corpus.total_chars:,} characters)."
+        f"{_count(len(docs), 'document')}, {_count(corpus.total_pages, 'page')}, about "
+        f"{corpus.total_tokens:,} tokens ({corpus.total_chars:,} characters)."
     ]
     lines += documents_summary(docs)
     if len(docs) <= TOC_DOCS:
