@@ -33,7 +33,7 @@ def test_a_large_corpus_is_summarised_by_company_within_the_budget():
 def test_a_small_corpus_lists_every_document_by_name():
     docs = [Document("ACME_2020_10K", ["a", "b"]), Document("notes", ["c"])]
     text = corpus_summary(Corpus.from_documents(docs))
-    assert "- ACME_2020_10K: 2 pages" in text and "- notes: 1 pages" in text
+    assert "- ACME_2020_10K: 2 pages" in text and "- notes: 1 page," in text
 
 
 def test_metadata_kind_and_period_win_and_the_name_adds_the_quarter():

@@ -99,7 +99,10 @@ def group_lines(docs: list[Any]) -> list[str]:
 
 
 def document_lines(docs: list[Any]) -> list[str]:
-    return [f"- {d.name}: {d.num_pages} pages, {d.tokens:,} tokens" for d in docs]
+    return [
+        f"- {d.name}: {d.num_pages} page{'' if d.num_pages == 1 else 's'}, {d.tokens:,} tokens"
+        for d in docs
+    ]
 
 
 def documents_summary(docs: list[Any], budget: int = SUMMARY_TOKENS) -> list[str]:
