@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 pytest.importorskip("mcp", reason="the 'mcp' extra (official MCP SDK) is not installed")
 
+import httpx2  # noqa: E402  (the mcp SDK's HTTP client)
 from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
@@ -132,10 +134,10 @@ def test_streamable_http_with_the_sdk_client(store, tmp_path):
     log = tmp_path / "mcp.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "rlm_docs", "mcp", "--corpus", str(store), "--transport", "http"]
-        + ["--port", "0"],
+        + ["--port", "0", "--api-key-env", "MCP_TEST_KEY"],
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
-        env=dict(os.environ) | _env(tmp_path),
+        env=dict(os.environ) | _env(tmp_path) | {"MCP_TEST_KEY": "mcp-secret"},
     )
     try:
         deadline = time.monotonic() + 60
@@ -145,9 +147,14 @@ def test_streamable_http_with_the_sdk_client(store, tmp_path):
             url = found.group(1) if found else time.sleep(0.05)
         assert url, log.read_text()
 
+        refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert refused.status_code == 401  # the bearer token guards every request
+
         async def main() -> dict:
+            auth = {"Authorization": "Bearer mcp-secret"}
             async with (
-                streamable_http_client(url) as (read, write),
+                httpx2.AsyncClient(headers=auth, timeout=60) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
                 ClientSession(read, write) as session,
             ):
                 return await _exercise(session, store)
@@ -156,6 +163,17 @@ def test_streamable_http_with_the_sdk_client(store, tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_api_key_is_refused_on_stdio(store, tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "rlm_docs", "mcp", "--corpus", str(store), "--api-key-env", "X"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ) | _env(tmp_path),
+        timeout=60,
+    )
+    assert run.returncode == 2 and "--api-key-env applies to --transport http" in run.stderr
 
 
 def test_missing_store_is_one_line(tmp_path):

@@ -11,7 +11,7 @@ import logging
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
-from rlm_docs.cli.serve_cmd import served_models
+from rlm_docs.cli.serve_cmd import api_key_from_env, served_models
 from rlm_docs.errors import ConfigError
 
 
@@ -30,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="(stdio)")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8001, help="http: port (default 8001; 0: any free)")
+    p.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="http: require 'Authorization: Bearer <value of env var NAME>' on every request",
+    )
     p.add_argument("--model", help="root model of ask (default: RLM_DOCS_MODEL or offline)")
     p.add_argument("--sub-model", help="sub-model of ask (default: the root model)")
     p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
@@ -52,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_runs < 1:
         raise ConfigError(f"--max-runs must be >= 1, got {args.max_runs}")
     corpus = Corpus.load(resolve_store(args.corpus))
+    if args.api_key_env and args.transport != "http":
+        raise ConfigError("--api-key-env applies to --transport http (stdio is the agent's pipe)")
+    api_key = api_key_from_env(args.api_key_env)
     root, sub, models = served_models(args)
     server = build_server(
         corpus,
@@ -70,10 +78,13 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rlm_docs.cli.serve_cmd import bind_socket
+    from rlm_docs.serve.auth import BearerAuth
 
     sock = bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
     app = server.streamable_http_app(host=args.host)
+    if api_key is not None:
+        app = BearerAuth(app, api_key)
     print(f"rlm-docs mcp: streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0

@@ -98,7 +98,7 @@ def served_models(
     return root, sub, models
 
 
-def _api_key(name: str | None) -> str | None:
+def api_key_from_env(name: str | None) -> str | None:
     if name is None:
         return None
     if not name.isidentifier():
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     _check_positive(args)
     corpus = Corpus.load(resolve_store(args.corpus))
     budget = budget_from_args(args)
-    api_key = _api_key(args.api_key_env)
+    api_key = api_key_from_env(args.api_key_env)
     root, sub, models = served_models(args, args.allow_model)
     cfg = ServeConfig(
         corpus=corpus,

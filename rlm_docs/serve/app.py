@@ -14,7 +14,6 @@ the cancelled runs to stop. Each run's start and end are logged to `rlm_docs.ser
 """
 
 import asyncio
-import hmac
 import json
 import time
 from collections.abc import AsyncIterator
@@ -32,6 +31,7 @@ from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
 from rlm_docs.serve import wire
+from rlm_docs.serve.auth import REFUSAL, bearer_ok
 from rlm_docs.serve.runs import Runner, RunRequest, ServedRun, log
 
 POLL_S = 0.25
@@ -141,12 +141,8 @@ class Service:
     def authorize(self, request: Request) -> None:
         if self.cfg.api_key is None:
             return
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            token.strip().encode(), self.cfg.api_key.encode()
-        ):
-            raise ApiError(401, "invalid or missing bearer token", code="invalid_api_key")
+        if not bearer_ok(request.headers.get("authorization"), self.cfg.api_key):
+            raise ApiError(401, REFUSAL, code="invalid_api_key")
 
     async def body(self, request: Request) -> dict[str, Any]:
         """The JSON body, refused (413) past `max_body_bytes` before reading it all."""
