@@ -15,7 +15,8 @@ import types
 import pytest
 
 from sandbox import Limits, Sandbox, policy, protocol
-from sandbox.confine import worker_uid
+from sandbox.confine import process_cpu_s, worker_uid
+from sandbox.host import IDLE_CPU_S
 from sandbox.modules import load_modules
 from sandbox.worker import Channel, Worker
 
@@ -253,7 +254,11 @@ def test_cpu_used_between_requests_restarts_the_worker():
     with Sandbox(limits=Limits(wall_s=10, cpu_s=30)) as box:
         forge(box, {"op": "done", "stdout": "", "error": None}, after_s=0.3)
         assert not box.run("import time\ntime.sleep(0.6)\nwhile True:\n    pass").restarted
-        time.sleep(3)
+        # Wait until the worker has really burnt more than the host tolerates, however loaded
+        # the machine is (a fixed sleep gave it too little CPU on a busy 2-core host).
+        start, deadline = process_cpu_s(box.pid), time.monotonic() + 50
+        while process_cpu_s(box.pid) - start < IDLE_CPU_S + 0.5 and time.monotonic() < deadline:
+            time.sleep(0.2)
         result = box.run("print(1)")
         assert result.restarted and "of CPU between requests" in result.error
 
