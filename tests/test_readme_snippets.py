@@ -1,6 +1,7 @@
 """Every ```python snippet in README.md runs as written, each in a fresh interpreter.
 
-The snippets use the names a reader would: `filings/` (the demo corpus sources), stores called
+The snippets use the names a reader would: `filings/` and `corpus/documents/` (the demo corpus
+sources, the latter where a repository checkout has them), stores called
 `mystore`, `mycorpus`, `store/` and `path/to/store` (the demo corpus), and `openai:gpt-5-mini`,
 which here is a loopback OpenAI-format server (OPENAI_BASE_URL), so no snippet needs a key or
 the network. A snippet that fails names its README line.
@@ -36,6 +37,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory laid out as the snippets expect."""
     root = tmp_path_factory.mktemp("readme")
     shutil.copytree(demo_corpus_dir() / "documents", root / "filings")
+    shutil.copytree(demo_corpus_dir() / "documents", root / "corpus" / "documents")
     store = demo_corpus_path()
     for name in ("mystore", "mycorpus", "store", "path/to/store"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
