@@ -265,7 +265,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
         main(["bench", "make", "oolong", "--out", str(tmp_path / "o"), "--data", str(missing)]) == 2
     )
     assert capsys.readouterr().err.strip() == (
-        f"rlm-docs bench: error: {missing}: TREC-coarse file not found"
+        f"rlm-docs bench make: error: {missing}: TREC-coarse file not found"
     )
     assert not (tmp_path / "o").exists()
     bad = tmp_path / "bad.jsonl"

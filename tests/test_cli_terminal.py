@@ -74,4 +74,4 @@ def test_ask_and_corpus_commands_print_no_control_sequences(store, tmp_path, cap
 def test_error_lines_are_sanitized_too(tmp_path, capsys) -> None:
     assert main(["corpus", "info", str(tmp_path / f"no{ESC}]0;owned{ESC}\\store")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("rlm-docs corpus: error:") and "nostore" in err and ESC not in err
+    assert err.startswith("rlm-docs corpus info: error:") and "nostore" in err and ESC not in err

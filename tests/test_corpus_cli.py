@@ -50,7 +50,7 @@ def test_show_errors(store: Path, capsys) -> None:
     assert main(["corpus", "show", str(store), "ACME_2024_10K", "1"]) == 2
     assert "did you mean 'ACME_2023_10K'" in capsys.readouterr().err
     assert main(["corpus", "info", str(store.parent / "nothing")]) == 2
-    assert "rlm-docs corpus: error:" in capsys.readouterr().err
+    assert "rlm-docs corpus info: error:" in capsys.readouterr().err
 
 
 def test_search(store: Path, capsys) -> None:

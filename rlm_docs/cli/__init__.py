@@ -15,12 +15,54 @@ from rlm_docs.cli.terminal import sanitize
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.output_paths import check_home
 
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error convention: a usage mistake is one line
+    `rlm-docs <subcommand path>: error: <message>` and exit 2 (no usage block; `--help` is
+    unchanged). Subparsers inherit the class through `add_subparsers`.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        ns, extras = super().parse_known_args(args, namespace)
+        if not getattr(ns, "cli_prog", None):  # the innermost subparser sets it first
+            ns.cli_prog = self.prog
+        return ns, extras
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:  # name the subcommand the stray arguments were given to
+            self._fail(ns.cli_prog, f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+    def error(self, message: str):  # type: ignore[override]
+        self._fail(self.prog, message)
+
+    def _fail(self, prog: str, message: str):
+        self.exit(2, f"{prog}: error: {sanitize(message)}\n")
+
+
+def command_path(args: argparse.Namespace) -> str:
+    """`corpus search` for `rlm-docs corpus search ...`: the full subcommand path."""
+    prog = getattr(args, "cli_prog", None) or f"rlm-docs {args.command}"
+    return prog.removeprefix("rlm-docs").strip() or args.command
+
+
+def _message(args: argparse.Namespace, text: str) -> str:
+    """The error text without a leading `report: ` that repeats the command name (unless the
+    user also typed that word as an argument, where it would be a path)."""
+    word = args.command
+    raw = getattr(args, "argv", [])
+    if text.startswith(f"{word}: ") and raw.count(word) <= 1:
+        return text[len(word) + 2 :]
+    return text
+
+
 _COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view", "bench", "serve", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (exposed for tests and docs)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rlm-docs",
         description="Recursive language models over document collections.",
     )
@@ -67,16 +109,17 @@ def main(argv: list[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(_join_dash_values(raw))
     args.argv = raw
+    path = command_path(args)
     try:
         if getattr(args, "needs_home", False):
             check_home()
         return int(args.func(args) or 0)
     except RlmDocsError as exc:
         # sanitized: messages quote file names, model replies and document text
-        print(f"rlm-docs {args.command}: error: {sanitize(str(exc))}", file=sys.stderr)
+        print(f"rlm-docs {path}: error: {sanitize(_message(args, str(exc)))}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
-        print(f"rlm-docs {args.command}: error: {sanitize(_os_error(exc))}", file=sys.stderr)
+        print(f"rlm-docs {path}: error: {sanitize(_os_error(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        return leave(args.command, exc)
+        return leave(path, exc)

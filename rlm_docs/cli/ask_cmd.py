@@ -9,7 +9,7 @@ import argparse
 import os
 from typing import Any
 
-from rlm_docs.cli.numbers import count, positive_float, positive_int
+from rlm_docs.cli.numbers import count, plural, positive_float, positive_int
 from rlm_docs.cli.retry_notices import retry_notices
 from rlm_docs.cli.terminal import json_text
 from rlm_docs.resources import home_dir
@@ -222,7 +222,7 @@ def _print(pred: Any) -> None:
     cites = ", ".join(f"{c['file']} p.{c['page']}" for c in pred.citations) or "(none)"
     out.print(f"[bold]Citations:[/bold] {escape(cites)}")
     out.print(
-        f"[dim]{pred.steps} steps, {pred.sub_calls} sub-calls, "
+        f"[dim]{plural(pred.steps, 'step')}, {plural(pred.sub_calls, 'sub-call')}, "
         f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, "
         f"${pred.cost_usd:.4f}, {pred.wall_s:.1f}s, depth {pred.max_depth}, "
         f"stop: {pred.stop_reason}[/dim]"

@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from rlm_docs.cli.console import console
-from rlm_docs.cli.numbers import positive_int
+from rlm_docs.cli.numbers import plural, positive_int
 from rlm_docs.cli.terminal import json_text, sanitize
 
 
@@ -28,7 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("corpus", metavar="CORPUS", help="store directory, or `demo`")
     search.add_argument("query", help="search words")
     search.add_argument("-k", type=positive_int, default=5, help="number of hits (default 5)")
-    search.add_argument("--doc", metavar="DOC", help="only pages of this document")
+    search.add_argument(
+        "--doc",
+        metavar="DOC",
+        help="only pages of these documents: a name, a glob (`3M_*_10K`) or a name fragment "
+        "(`2022`), as the sandbox helpers' `doc` accepts",
+    )
     search.add_argument("--no-boost", action="store_true", help="plain BM25, no name boost")
     search.add_argument("--json", action="store_true", help="print JSON lines")
     search.set_defaults(func=run_search)
@@ -63,7 +68,7 @@ def run_info(args: argparse.Namespace) -> int:
         table.add_row(sanitize(d.name), f"{d.num_pages:,}", f"{d.chars:,}", f"{d.tokens:,}")
     table.add_section()
     table.add_row(
-        f"total ({totals['documents']} documents)",
+        f"total ({plural(totals['documents'], 'document')})",
         f"{totals['pages']:,}",
         f"{totals['chars']:,}",
         f"{totals['tokens']:,}",
@@ -86,9 +91,11 @@ def run_show(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
     from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.corpus.select import select
 
-    hits = Corpus.load(resolve_store(args.corpus)).search(
-        args.query, k=args.k, document=args.doc, boost_names=not args.no_boost
+    corpus = Corpus.load(resolve_store(args.corpus))
+    hits = corpus.search(
+        args.query, k=args.k, document=select(corpus, args.doc), boost_names=not args.no_boost
     )
     if args.json:
         for h in hits:

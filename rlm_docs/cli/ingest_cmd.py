@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.cli.console import console
+from rlm_docs.cli.numbers import plural
 from rlm_docs.cli.terminal import json_text
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 
@@ -102,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
         )
     state = "written" if report.written else "unchanged"
     console().print(
-        f"[bold]{report.path}[/] ({state}): {report.documents} documents, "
-        f"{report.pages:,} pages, {report.tokens:,} tokens; read {report.read}, "
+        f"[bold]{report.path}[/] ({state}): {plural(report.documents, 'document')}, "
+        f"{plural(report.pages, 'page')}, {plural(report.tokens, 'token')}; read {report.read}, "
         f"skipped {report.skipped} unchanged, {len(report.warnings)} warnings"
     )
     return 0

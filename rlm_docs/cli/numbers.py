@@ -33,3 +33,8 @@ positive_float: Callable[[str], float] = _number(float, 0.0, True)
 
 fraction: Callable[[str], float] = _number(float, 0.0, True, 1.0)
 """A number in (0, 1] (judge sensitivity and specificity)."""
+
+
+def plural(n: int, noun: str) -> str:
+    """`1 step`, `2 steps`, `1,234 pages`: a count with its noun, singular for exactly 1."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
