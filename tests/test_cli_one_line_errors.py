@@ -149,3 +149,22 @@ def test_installed_script_prints_exactly_one_line(home):
         )
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr.splitlines() == [expected]
+
+
+@pytest.mark.skipif(SCRIPT is None, reason="rlm-docs script not installed")
+def test_a_reader_that_left_is_not_an_error(home, store):
+    """`rlm-docs corpus info STORE --json | head`: the pipe's reader is gone before the write."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        run = subprocess.run(
+            [SCRIPT, "corpus", "info", str(store), "--json"],
+            cwd=home,
+            env=dict(os.environ),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        os.close(write_end)
+    assert run.stderr == "" and run.returncode == 141

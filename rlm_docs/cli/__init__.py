@@ -7,6 +7,7 @@ whose `func` default takes the parsed namespace and returns an exit code. User m
 
 import argparse
 import importlib
+import os
 import sys
 
 from rlm_docs import __version__
@@ -118,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         # sanitized: messages quote file names, model replies and document text
         print(f"rlm-docs {path}: error: {sanitize(_message(args, str(exc)))}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (`... | head`): not the user's mistake and nothing to report.
+        # Point stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
     except OSError as exc:
         print(f"rlm-docs {path}: error: {sanitize(_os_error(exc))}", file=sys.stderr)
         return 2
