@@ -43,7 +43,7 @@ def test_report_tables_notes_and_figures(runs, tmp_path, capsys):
     )
     printed = capsys.readouterr().out
     assert "| static-rag / openai:fake@" in printed and "| bm25-agent / openai:fake@" in printed
-    assert "accuracy = numeric stage, then ANLS* ≥ 0.5 (no judge)" in printed
+    assert "accuracy = numeric + ANLS* ≥ 0.5 stages, no judge; bootstrap CI." in printed
     md = (out / "report.md").read_text()
     assert "Kuiper steps K/N" in md and "by hop type" in md and "Spearman" in md
     # static-rag answers q1, q2, q6 exactly and q5 by number: 4/6; X-doc is q4 only (refused)

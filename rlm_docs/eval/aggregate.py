@@ -19,7 +19,7 @@ import numpy as np
 from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
 from rlm_docs.eval.effort import kuiper, kuiper_bootstrap, wasted_effort_ratio
-from rlm_docs.eval.taxonomy import ERROR_TYPES
+from rlm_docs.eval.taxonomy import ERROR_TYPES, unchecked_comprehension
 
 Row = Mapping[str, Any]
 MEAN_METRICS = ("score", "anls")
@@ -92,18 +92,64 @@ def summarize(
         out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
         out["wasted_effort_steps"] = wasted_effort_ratio(*_effort_and_correct(rows, "steps"))
     out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
+    # comprehension errors of questions with no page evidence: nothing to check them against
+    out["errors_unchecked"] = sum(1 for r in rows if unchecked_comprehension(r))
+    out["stages"] = {}
+    for row in rows:
+        stage = str(row.get("stage") or "missing")
+        out["stages"][stage] = out["stages"].get(stage, 0) + 1
     out["status"] = {
         s: sum(1 for r in rows if r.get("status") == s) for s in ("ok", "failed", "missing")
     }
     return out
 
 
+# How each workload scorer (a row's `stage` is the scorer's name) scores an answer.
+WORKLOAD_SCORERS = {
+    "oolong": "oolong scorer: exact labels, 0.75^|error| partial credit for counts",
+    "oolong-pairs": "oolong-pairs scorer: F1 over the (a, b) pairs",
+    "needle": "needle scorer: F1 over the planted values",
+}
+# Stages that decide a row whatever scored it (no answer, refusal of an unanswerable question).
+NEUTRAL_STAGES = ("unanswerable", "empty", "missing")
+STRING_STAGES = ("too_long", "numeric", "exact", "anls", "judge")
+
+
+def scoring_method(stages: Mapping[str, int], judged: bool = False) -> str:
+    """How a run's accuracy was scored, from the count of its rows per `stage` (the one place
+    `eval`'s summary line and `report`'s notes take it from): the workload scorer(s) used, the
+    numeric/ANLS*/judge stages, or both with their question counts for a mixed run."""
+    strings = "numeric stage, then judge" if judged else "numeric + ANLS* ≥ 0.5 stages, no judge"
+    workloads = sorted(s for s in stages if s not in NEUTRAL_STAGES and s not in STRING_STAGES)
+    if not workloads:
+        return strings
+    names = [WORKLOAD_SCORERS.get(w, f"{w} scorer") for w in workloads]
+    n_strings = sum(n for s, n in stages.items() if s in STRING_STAGES)
+    if not n_strings:
+        return "; ".join(names) + "; accuracy = mean score"
+    parts = [f"{name} ({stages[w]} q)" for name, w in zip(names, workloads, strict=True)]
+    return f"mixed: {'; '.join(parts)}; {strings} ({n_strings} q); accuracy = mean score"
+
+
 def headline_accuracy(summary: Mapping[str, Any]) -> tuple[dict[str, float], str]:
     """The one accuracy a run is reported with, and how it was measured: Rogan–Gladen corrected
-    for judged runs, else the numeric/string stages without a judge."""
+    for judged runs, else the stages that scored its rows (`scoring_method`)."""
     if "accuracy_corrected" in summary:
         return summary["accuracy_corrected"], "judge, Rogan–Gladen corrected, delta-method CI"
-    return summary["accuracy"], "numeric + ANLS* ≥ 0.5 stages, no judge; bootstrap CI"
+    return summary["accuracy"], scoring_method(summary.get("stages") or {}) + "; bootstrap CI"
+
+
+def citation_f1_text(summary: Mapping[str, Any]) -> str:
+    """`page F1 …, doc F1 …` for a one-line summary, each with its count when some questions
+    have no evidence to score it (n/a when none has)."""
+    parts = []
+    for key, label, what in (("page_f1", "page", "page"), ("doc_f1", "doc", "document")):
+        block = summary[key]
+        text = "n/a" if not block["n"] else f"{block['value']:.3f}"
+        if block["n"] < summary["n"]:
+            text += f" (n={block['n']} with {what} evidence)"
+        parts.append(f"{label} F1 {text}")
+    return ", ".join(parts)
 
 
 def by_group(

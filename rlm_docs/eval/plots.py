@@ -9,7 +9,9 @@ as wrong otherwise. This is a lower bound of what a forced answer at step s woul
 Readability rules every figure follows: each series has its own marker, dash pattern and width
 (drawn widest first), so identical series stay visible on top of each other instead of hiding
 one another; counts (steps, questions) get integer ticks; an axis whose values are all 0 (a $0
-cost) is drawn from 0 with a note instead of matplotlib's symmetric -0.04..0.04 span.
+cost) is drawn from 0 with a note instead of matplotlib's symmetric -0.04..0.04 span; token
+counts are labelled 16k, 100k, 1M (never an offset like `+1.219e5`), on a log axis when they
+span more than LOG_SPREAD times.
 """
 
 import io
@@ -21,7 +23,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+from matplotlib.ticker import (  # noqa: E402
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+)
 
 from rlm_docs.atomic import atomic_write_bytes  # noqa: E402
 from rlm_docs.eval.aggregate import effort_value  # noqa: E402
@@ -57,6 +64,37 @@ def _from_zero(ax: Any, values: Sequence[float], what: str) -> None:
     ax.set_xlim(-0.03 * span, span)
     if top <= 0:
         ax.text(0.05, 0.5, f"every run: {what} = 0", transform=ax.transAxes, fontsize=9)
+
+
+LOG_SPREAD = 20.0  # max/min of positive values above which a token axis is logarithmic
+
+
+def human_count(value: float, _pos: Any = None) -> str:
+    """A tick label for a count: 950, 16k, 1.5k, 100k, 1M, 2.5M (a FuncFormatter function)."""
+    sign, v = ("-" if value < 0 else ""), abs(float(value))
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= scale:
+            return f"{sign}{round(v / scale, 2):g}{suffix}"
+    return f"{sign}{round(v, 2):g}"
+
+
+def _count_axis(axis: Any) -> None:
+    """Human labels on a linear count axis, without matplotlib's offset label."""
+    axis.set_major_formatter(FuncFormatter(human_count))
+
+
+def _token_axis(ax: Any, values: Sequence[float], what: str) -> None:
+    """The x axis of token counts: log when the positive values span more than LOG_SPREAD
+    times (ticks at 1, 2, 5 x 10^k), else linear from 0; human labels either way."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > LOG_SPREAD:
+        ax.set_xscale("log")
+        ax.set_xlim(min(positive) / 1.5, max(positive) * 1.5)
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        _from_zero(ax, values, what)
+    ax.xaxis.set_major_formatter(FuncFormatter(human_count))
 
 
 def _save(fig: Any, path: Any) -> None:
@@ -111,8 +149,9 @@ def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], p
     axes[0].set_xlabel("mean total tokens per question")
     axes[1].set_xlabel("mean dollars per question")
     axes[1].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
-    for ax, key, what in zip(axes, keys, ("tokens", "cost"), strict=True):
-        _from_zero(ax, [s[key]["value"] for s in summaries], what)
+    _token_axis(axes[0], [s["total_tokens"]["value"] for s in summaries], "tokens")
+    _from_zero(axes[1], [s["cost_usd"]["value"] for s in summaries], "cost")
+    for ax in axes:
         ax.set_ylabel("accuracy")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=8)
@@ -164,6 +203,7 @@ def effort_distributions(runs: Sequence[Run], path: Any) -> None:
                     ax.set_xlim(low - 1, top + 1)
             else:
                 bins = np.histogram_bin_edges(effort, bins=min(20, max(len(set(effort)), 1)))
+                _count_axis(ax.xaxis)
             ax.hist(
                 [effort[ok], effort[~ok]],
                 bins=bins,

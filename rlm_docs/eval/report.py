@@ -3,8 +3,10 @@
 Every question of a run's question list is a row (missing predictions count as wrong), so the
 denominators of all runs are their full question sets. Runs over different question sets
 (another file, another `--limit`) are compared only on the questions they all share, and the
-report says so and gives each run on its own set in a last table. When a run had no judge, its
-accuracy is the numeric and ANLS* >= 0.5 stages and the report says so.
+report says so and gives each run on its own set in a last table. Each run's note says how its
+accuracy was scored (`aggregate.scoring_method`: the workload scorers, the numeric and
+ANLS* >= 0.5 stages or the judge, from the rows' `stage`). A breakdown with no value for any
+question (e.g. no domains) is left out.
 """
 
 import html
@@ -23,6 +25,7 @@ from rlm_docs.eval.aggregate import (
     by_group,
     effort_value,
     headline_accuracy,
+    scoring_method,
     summarize,
 )
 from rlm_docs.eval.effort import effort_correlations
@@ -198,14 +201,32 @@ def _accuracy_note(run: RunReport) -> str:
 
 def _accuracy_how(run: RunReport) -> str:
     m = run.manifest
+    method = scoring_method(run.summary.get("stages") or {}, judged=bool(m.get("judge")))
     if not m.get("judge"):
-        return (
-            f"- {run.label}: accuracy = numeric stage, then ANLS* ≥ 0.5 (no judge); bootstrap CI."
+        # a workload method says "accuracy = mean score" itself
+        lead = "" if "accuracy =" in method else "accuracy = "
+        return f"- {run.label}: {lead}{method}; bootstrap CI."
+    return (
+        f"- {run.label}: accuracy = ANLS*/judge score ({m['judge']}; {method}), Rogan–Gladen "
+        f"corrected with sensitivity {m.get('judge_sensitivity')} and specificity "
+        f"{m.get('judge_specificity')} (raw {_ci(run.summary['accuracy'])}; delta-method CI)."
+    )
+
+
+def _errors_note(runs: list[RunReport]) -> str:
+    """The error legend; C names the comprehension errors that had no gold page to check."""
+    unchecked = [(r.label, r.summary.get("errors_unchecked", 0)) for r in runs]
+    c = "C = comprehension (gold page cited, wrong answer)"
+    if any(n for _, n in unchecked):
+        counts = ", ".join(f"{label}: {n}" for label, n in unchecked)
+        c = (
+            "C = comprehension (gold page cited, wrong answer; or no page evidence to check — "
+            "no evidence, or document-level only with a gold document cited; such C: "
+            f"{counts})"
         )
     return (
-        f"- {run.label}: accuracy = ANLS*/judge score ({m['judge']}), Rogan–Gladen corrected with "
-        f"sensitivity {m.get('judge_sensitivity')} and specificity {m.get('judge_specificity')} "
-        f"(raw {_ci(run.summary['accuracy'])}; delta-method CI)."
+        "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
+        f"gold page), {c}, Ref = refusal/no answer."
     )
 
 
@@ -247,8 +268,16 @@ def _groups(runs: list[RunReport], by: list[str]) -> list[tuple[str, str]]:
     return groups
 
 
+# Group names of rows without a value (`by_group`'s "unknown" for "", `_group_name`'s "null").
+_NO_VALUE = {"unknown", "null"}
+
+
 def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
+    """One row per value of `key`; none when no question has a value (a lone "unknown" row
+    would only repeat the comparison)."""
     groups = by_group(run.rows, lambda r: _group_name(row_field(r, key)), with_kuiper=False)
+    if set(groups) <= _NO_VALUE:
+        return []
     return [
         [
             name,
@@ -286,7 +315,9 @@ def _sections(
     groups = _groups(runs, list(by or []))
     for run in runs:
         for title, key in groups:
-            out.append((f"{run.label}: by {title}", SUBSET_HEADERS, _subset_rows(run, key)))
+            rows = _subset_rows(run, key)
+            if rows:
+                out.append((f"{run.label}: by {title}", SUBSET_HEADERS, rows))
         out.append(
             (
                 f"{run.label}: Spearman correlation of effort measures",
@@ -322,8 +353,7 @@ def build_report(
         ([shared_note] if shared_note else [])
         + [_accuracy_note(r) for r in runs]
         + [
-            "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
-            "gold page), C = comprehension (gold page cited, wrong answer), Ref = refusal/no answer.",
+            _errors_note(runs),
             "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
             "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
             "lower is better calibrated; [95% bootstrap CI of K/N].",

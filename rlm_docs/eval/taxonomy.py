@@ -7,7 +7,8 @@
 
 Where the gold cannot tell these apart the error is `comprehension`: a question with no evidence
 (an unanswerable one that was answered) and, with document-level evidence (`page: null`), a
-wrong answer that cited a gold document.
+wrong answer that cited a gold document. `unchecked_comprehension` tells those rows apart, so a
+report can say how many of its comprehension errors had no gold page to check.
 """
 
 import re
@@ -50,3 +51,9 @@ def error_type(
     if gold_pages and not page_set(citations) & gold_pages:
         return "navigation"
     return "comprehension"
+
+
+def unchecked_comprehension(row: Mapping[str, Any]) -> bool:
+    """True for a scored row counted `comprehension` although its question has no page evidence
+    (none, as in the generated workloads, or document-level `page: null` only)."""
+    return row.get("error_type") == "comprehension" and not page_set(row.get("evidence") or [])
