@@ -240,6 +240,7 @@ def test_evidence_na_unknown_documents_and_one_ci_in_eval_and_report(env, store,
     assert "1 question(s) name evidence documents that are not in the corpus" in captured.err
     assert "q6: initech_2099_8k" in captured.err
     assert "page F1 " in captured.out and "(n=4 with page evidence)" in captured.out
+    assert "doc F1 " in captured.out and "(n=5 with document evidence)" in captured.out
     _, rows = load_run(out)
     by_id = {r["id"]: r for r in rows}
     assert by_id["q1"]["page_f1"] is None and by_id["q1"]["doc_f1"] == 1.0

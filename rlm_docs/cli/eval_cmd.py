@@ -140,7 +140,7 @@ def _resume_hint(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.corpus.demo import resolve_store
-    from rlm_docs.eval.aggregate import headline_accuracy
+    from rlm_docs.eval.aggregate import citation_f1_text, headline_accuracy
     from rlm_docs.eval.rundir import RunDir
     from rlm_docs.eval.runner import EvalSettings, run_eval
     from rlm_docs.output_paths import check_output_dir
@@ -175,14 +175,10 @@ def run(args: argparse.Namespace) -> int:
             f"  {_resume_hint(args)}"
         ) from None
     acc, how = headline_accuracy(s)
-    page = s["page_f1"]
-    page_text = "n/a" if not page["n"] else f"{page['value']:.3f}"
-    if page["n"] < s["n"]:
-        page_text += f" (n={page['n']} with page evidence)"
     print(
         f"{args.system}: {s['n']} questions ({s['ran_now']} run now), accuracy "
         f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}] ({how}), "
-        f"page F1 {page_text}, ${s['total_cost_usd']:.4f}, "
+        f"{citation_f1_text(s)}, ${s['total_cost_usd']:.4f}, "
         f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
     )
     return 0
