@@ -61,8 +61,6 @@ def parse_error(argv: list[str], capsys) -> str:
             "rlm-docs bench make: error: argument --tokens: expected a token count",
         ),
         (["corpus", "search", "s", "q", "-k", "-3"], "rlm-docs corpus search: error: argument -k"),
-        (["serve", "--max-runs", "0"], "rlm-docs serve: error: argument --max-runs: must be"),
-        (["mcp", "--max-runs", "-1"], "rlm-docs mcp: error: argument --max-runs: must be"),
         (["corpus"], "rlm-docs corpus: error: the following arguments are required: ACTION"),
         ([], "rlm-docs: error: the following arguments are required: COMMAND"),
     ],

@@ -11,7 +11,6 @@ import logging
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
-from rlm_docs.cli.numbers import positive_int
 from rlm_docs.cli.serve_cmd import api_key_from_env, served_models
 from rlm_docs.errors import ConfigError
 
@@ -39,9 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="root model of ask (default: RLM_DOCS_MODEL or offline)")
     p.add_argument("--sub-model", help="sub-model of ask (default: the root model)")
     p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
-    p.add_argument(
-        "--max-runs", type=positive_int, default=1, help="concurrent ask runs (default 1)"
-    )
+    p.add_argument("--max-runs", type=int, default=1, help="concurrent ask runs (default 1)")
     p.add_argument("--log-dir", metavar="DIR", help="write each ask run's trajectory here")
     add_budget_args(p)
     p.set_defaults(func=run)

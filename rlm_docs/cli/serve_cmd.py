@@ -18,7 +18,6 @@ from contextlib import nullcontext
 from typing import Any
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
-from rlm_docs.cli.numbers import positive_int
 from rlm_docs.errors import ConfigError
 
 
@@ -52,19 +51,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="require 'Authorization: Bearer <value of env var NAME>' on every request",
     )
     p.add_argument(
-        "--max-runs", type=positive_int, default=4, help="concurrent runs; more get 429 (default 4)"
+        "--max-runs", type=int, default=4, help="concurrent runs; more get 429 (default 4)"
     )
     p.add_argument(
-        "--max-body-bytes",
-        type=positive_int,
-        default=1_000_000,
-        help="request size limit (default 1 MB)",
+        "--max-body-bytes", type=int, default=1_000_000, help="request size limit (default 1 MB)"
     )
     p.add_argument(
-        "--max-question-chars",
-        type=positive_int,
-        default=20_000,
-        help="question length limit (20,000)",
+        "--max-question-chars", type=int, default=20_000, help="question length limit (20,000)"
     )
     p.add_argument(
         "--shutdown-grace",
