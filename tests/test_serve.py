@@ -326,7 +326,7 @@ def test_sigterm_past_the_grace_period_cancels_and_logs(store, tmp_path):
         ),
         ([], {"RLM_DOCS_MODEL": "bogus"}, "RLM_DOCS_MODEL=bogus: model 'bogus': expected"),
         (["--model", "human"], {}, "model 'human': a person at a terminal cannot serve"),
-        (["--max-runs", "0"], {}, "--max-runs must be >= 1, got 0"),
+        (["--max-runs", "0"], {}, "argument --max-runs: must be >= 1, got 0"),
     ],
 )
 def test_serve_flag_errors_are_one_line(store, tmp_path, argv, env, message):

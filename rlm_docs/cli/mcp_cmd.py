@@ -11,6 +11,7 @@ import logging
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.numbers import positive_int, tcp_port
 from rlm_docs.cli.serve_cmd import api_key_from_env, served_models
 from rlm_docs.errors import ConfigError
 
@@ -29,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="(stdio)")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind (127.0.0.1)")
-    p.add_argument("--port", type=int, default=8001, help="http: port (default 8001; 0: any free)")
+    p.add_argument(
+        "--port", type=tcp_port, default=8001, help="http: port (default 8001; 0: any free)"
+    )
     p.add_argument(
         "--api-key-env",
         metavar="NAME",
@@ -38,7 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="root model of ask (default: RLM_DOCS_MODEL or offline)")
     p.add_argument("--sub-model", help="sub-model of ask (default: the root model)")
     p.add_argument("--prompt", choices=("docs", "madqa"), default="docs", help="root prompt")
-    p.add_argument("--max-runs", type=int, default=1, help="concurrent ask runs (default 1)")
+    p.add_argument(
+        "--max-runs", type=positive_int, default=1, help="concurrent ask runs (default 1)"
+    )
     p.add_argument("--log-dir", metavar="DIR", help="write each ask run's trajectory here")
     add_budget_args(p)
     p.set_defaults(func=run)
@@ -54,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
     from rlm_docs.corpus.demo import resolve_store
 
-    if args.max_runs < 1:
-        raise ConfigError(f"--max-runs must be >= 1, got {args.max_runs}")
     corpus = Corpus.load(resolve_store(args.corpus))
     if args.api_key_env and args.transport != "http":
         raise ConfigError("--api-key-env applies to --transport http (stdio is the agent's pipe)")

@@ -34,6 +34,12 @@ positive_float: Callable[[str], float] = _number(float, 0.0, True)
 fraction: Callable[[str], float] = _number(float, 0.0, True, 1.0)
 """A number in (0, 1] (judge sensitivity and specificity)."""
 
+non_negative_float: Callable[[str], float] = _number(float, 0.0, False)
+"""A number >= 0 (grace periods, where 0 means "none")."""
+
+tcp_port: Callable[[str], int] = _number(int, 0, False, 65535)
+"""A TCP port, 0..65535 (0: any free port)."""
+
 
 def plural(n: int, noun: str) -> str:
     """`1 step`, `2 steps`, `1,234 pages`: a count with its noun, singular for exactly 1."""

@@ -18,6 +18,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.numbers import non_negative_float, positive_int, tcp_port
 from rlm_docs.errors import ConfigError
 
 
@@ -34,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--corpus", required=True, metavar="STORE", help="corpus store directory, or 'demo'"
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    p.add_argument("--port", type=tcp_port, default=8000, help="port (default 8000; 0: any free)")
     p.add_argument("--model", help="root model (default: RLM_DOCS_MODEL or offline)")
     p.add_argument("--sub-model", help="sub-model (default: RLM_DOCS_SUB_MODEL or the root model)")
     p.add_argument(
@@ -51,17 +52,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="require 'Authorization: Bearer <value of env var NAME>' on every request",
     )
     p.add_argument(
-        "--max-runs", type=int, default=4, help="concurrent runs; more get 429 (default 4)"
+        "--max-runs", type=positive_int, default=4, help="concurrent runs; more get 429 (default 4)"
     )
     p.add_argument(
-        "--max-body-bytes", type=int, default=1_000_000, help="request size limit (default 1 MB)"
+        "--max-body-bytes",
+        type=positive_int,
+        default=1_000_000,
+        help="request size limit (default 1 MB)",
     )
     p.add_argument(
-        "--max-question-chars", type=int, default=20_000, help="question length limit (20,000)"
+        "--max-question-chars",
+        type=positive_int,
+        default=20_000,
+        help="question length limit (20,000)",
     )
     p.add_argument(
         "--shutdown-grace",
-        type=float,
+        type=non_negative_float,
         default=30.0,
         metavar="S",
         help="on SIGTERM, seconds runs in flight may take to finish before cancelling (30)",
@@ -109,16 +116,6 @@ def api_key_from_env(name: str | None) -> str | None:
     return value
 
 
-def _check_positive(args: argparse.Namespace) -> None:
-    for flag in ("max_runs", "max_body_bytes", "max_question_chars"):
-        if getattr(args, flag) < 1:
-            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
-    if args.shutdown_grace < 0:
-        raise ConfigError(f"--shutdown-grace must be >= 0, got {args.shutdown_grace}")
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be in 0..65535, got {args.port}")
-
-
 def bind_socket(host: str, port: int) -> socket.socket:
     """A bound socket (port 0: any free one), so the real address can be printed before serving
     and a busy port is one clear error line."""
@@ -150,7 +147,6 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
     from rlm_docs.corpus.demo import resolve_store
 
-    _check_positive(args)
     corpus = Corpus.load(resolve_store(args.corpus))
     budget = budget_from_args(args)
     api_key = api_key_from_env(args.api_key_env)
