@@ -5,10 +5,8 @@ finishes the run."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.cli import main
+from tests.fixtures.cli import SCRIPT
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, question_of
 from tests.servers.chat import ChatServer
 
-SCRIPT = shutil.which("rlm-docs", path=str(Path(sys.executable).parent))
 QUICK = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()[:2]]
 
 

@@ -4,29 +4,27 @@ wrote code has no answer, and `ask -v` shows sub-call prompts and replies and th
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlm_docs.cli import main
-from rlm_docs.corpus import Corpus
 from rlm_docs.models import make_client
 from rlm_docs.models.errors import ModelUnavailableError
 from rlm_docs.models.retry import RetryPolicy
+from tests.fixtures.cli import SCRIPT
+from tests.fixtures.engine import saved_store
 from tests.servers.chat import ChatServer
 
 DOCS = {"acme_2020_10k": ["Intro page.", "Total revenue was $412 million in 2020."]}
 QUESTION = "What was Acme revenue in 2020?"
-SCRIPT = shutil.which("rlm-docs", path=str(Path(sys.executable).parent))
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("cli") / "store")
+    return saved_store(tmp_path_factory, DOCS)
 
 
 @pytest.fixture

@@ -6,18 +6,16 @@ forms, and counts of one read in the singular."""
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.cli.numbers import plural
-from rlm_docs.corpus import Corpus
+from tests.fixtures.cli import SCRIPT
+from tests.fixtures.engine import saved_store
 
-SCRIPT = shutil.which("rlm-docs", path=str(Path(sys.executable).parent))
 DOCS = {
     "ACME_2022_10K": ["ACME overview", "Net sales were $10 million in 2022."],
     "ACME_2023_10K": ["ACME overview", "Net sales were $12 million in 2023."],
@@ -27,7 +25,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("one") / "store")
+    return saved_store(tmp_path_factory, DOCS)
 
 
 @pytest.fixture

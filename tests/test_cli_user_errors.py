@@ -4,9 +4,7 @@ without creating anything; some through the installed `rlm-docs` script in a sub
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,15 +12,16 @@ import pytest
 from rlm_docs import __version__
 from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
+from tests.fixtures.cli import SCRIPT
+from tests.fixtures.engine import saved_store
 
 DOCS = {"acme_2020_10k": ["Intro page.", "Total revenue was $412 million in 2020."]}
 QUESTION = "What was Acme revenue in 2020?"
-SCRIPT = shutil.which("rlm-docs", path=str(Path(sys.executable).parent))
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Corpus.from_documents(DOCS).save(tmp_path_factory.mktemp("cli") / "store")
+    return saved_store(tmp_path_factory, DOCS)
 
 
 @pytest.fixture

@@ -6,9 +6,7 @@ an image-only PDF says to use OCR, and `---` read as heading underlines is expla
 import gzip
 import os
 import random
-import shutil
 import socket
-import sys
 import threading
 from pathlib import Path
 
@@ -18,9 +16,8 @@ from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest import ingest
+from tests.fixtures.cli import SCRIPT
 from tests.fixtures.ingest.pdf import minimal_pdf
-
-SCRIPT = shutil.which("rlm-docs", path=str(Path(sys.executable).parent))
 
 
 @pytest.fixture(autouse=True)
