@@ -41,6 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
+from rlm_docs.engine.records import Trajectory as TrajectoryLog
+from rlm_docs.errors import DatasetError
+from rlm_docs.jsonl import read_jsonl
 
 FORMAT = "rlm-docs.trajectory"
 VERSION = 1
@@ -122,6 +125,16 @@ def read_trajectory(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Records of a trajectory file (for the viewer, notebooks and tests)."""
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def load_trajectory(path: str | os.PathLike) -> TrajectoryLog:
+    """The one reader of trajectory files (version 1 or 2) as typed records; DatasetError
+    naming the file (and line) when it is not a readable trajectory."""
+    records = read_jsonl(Path(path))
+    try:
+        return TrajectoryLog.from_records(records)
+    except DatasetError as exc:
+        raise DatasetError(f"{path}: {exc}") from None
 
 
 def trajectory_file(log_dir: str | os.PathLike, question_id: str | None) -> Path:

@@ -13,6 +13,7 @@ from typing import Any
 
 from rlm_docs.engine.trajectory import redact
 from rlm_docs.errors import DatasetError
+from rlm_docs.jsonl import numbered_jsonl, read_jsonl
 
 MAX_STRING = 40_000
 RESULT_FILES = ("results.jsonl", "predictions.jsonl")
@@ -28,38 +29,6 @@ EFFORT_FIELDS = (
     "wall_s",
     "max_depth",
 )
-
-
-def read_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[dict[str, Any]]:
-    """Objects of a JSONL file; DatasetError naming the file and line on bad input.
-
-    `torn_tail_ok`: an unparsable last line with no newline is dropped instead, as an eval run
-    that is still writing (or was killed mid-write) leaves it; `--resume` re-runs that question.
-    """
-    return [record for _, record in numbered_jsonl(path, torn_tail_ok=torn_tail_ok)]
-
-
-def numbered_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every record of a JSONL file (see `read_jsonl`)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: cannot read ({exc})") from None
-    records = []
-    lines = text.splitlines()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if torn_tail_ok and number == len(lines) and not text.endswith("\n"):
-                break
-            raise DatasetError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise DatasetError(f"{path}:{number}: expected a JSON object")
-        records.append((number, record))
-    return records
 
 
 def clip(value: Any) -> Any:
