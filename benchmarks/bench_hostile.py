@@ -20,7 +20,7 @@ Cases:
 - `never-answers`: `ask --max-wall 5` against a chat server that never answers (wall seconds).
 
 Run: `python benchmarks/bench_hostile.py [--case NAME]` (RLM_DOCS_HOME is used for the sandbox
-zygote cache). Figures measured on a loaded machine are noisy: CPU times are the stable part.
+fork server cache). Figures measured on a loaded machine are noisy: CPU times are the stable part.
 """
 
 import argparse
@@ -50,7 +50,7 @@ def store(tmp: Path) -> Path:
 
 
 def run_engine(replies: list, budget: Any, tmp: Path, model: str = "scripted") -> dict:
-    """One question through the real engine and sandbox; the warm-up (zygote start) is not
+    """One question through the real engine and sandbox; the warm-up (fork server start) is not
     counted, since it is the same for every run."""
     from rlm_docs.engine import RLM
     from rlm_docs.models import ScriptedClient

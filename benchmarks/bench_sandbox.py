@@ -6,10 +6,10 @@ Measured in one run and printed with ratios:
    p50 <= 1 ms).
 2. A cell making one host RPC (`echo(1)`), p50/p95.
 3. Worker start (until a first cell has run) without a corpus and with the FinanceBench store
-   (~50k pages): with nothing cached (renders the context, fills the cache); in a fresh zygote
+   (~50k pages): with nothing cached (renders the context, fills the cache); in a fresh fork server
    (what a new process pays: imports, Parquet load, cached context; target <= 2 s); and with
-   the corpus's zygote already running (every later start and every restart: a fork).
-4. Worker memory: RSS (includes pages shared copy-on-write with the zygote) and private memory
+   the corpus's fork server already running (every later start and every restart: a fork).
+4. Worker memory: RSS (includes pages shared copy-on-write with the fork server) and private memory
    (what each additional worker really costs).
 
 Run: `/work/venv/bin/python benchmarks/bench_sandbox.py [--store DIR] [--cells N]`. Without
@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rlm_docs.resources import home_dir  # noqa: E402
-from sandbox import Limits, Sandbox, zygotes  # noqa: E402
-from sandbox.context_cache import cache_key  # noqa: E402
+from rlm_docs.sandbox import Limits, Sandbox, fork_server_pool  # noqa: E402
+from rlm_docs.sandbox.context_cache import cache_key  # noqa: E402
 
 FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
 CELL = "x = 1"
@@ -51,7 +51,7 @@ def timed_runs(fn: Callable[[], object], n: int) -> list[float]:
 
 
 def private_mb(pid: int) -> float:
-    """Memory only this worker holds (USS: private pages, not shared with its zygote)."""
+    """Memory only this worker holds (USS: private pages, not shared with its fork server)."""
     fields = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
     kb = sum(int(line.split()[1]) for line in fields if line.startswith("Private_"))
     return kb / 1024
@@ -122,25 +122,25 @@ def financebench_store(path: Path | None) -> Path | None:
 
 
 def bench_starts(store: Path | None, warm_runs: int) -> None:
-    zygotes.shutdown_idle()
-    first = show("worker start, no corpus (first)", [start_time()], "(starts the zygote)")
+    fork_server_pool.shutdown_idle()
+    first = show("worker start, no corpus (first)", [start_time()], "(starts the fork server)")
     show("worker start, no corpus (next)", [start_time() for _ in range(5)], "(fork)")
     if store is None:
         print("corpus start skipped: FinanceBench data not found (pass --store)")
         return
     (home_dir() / "sandbox" / f"context-{cache_key(store)}.bin").unlink(missing_ok=True)
-    zygotes.shutdown_idle()
+    fork_server_pool.shutdown_idle()
     show("corpus start, nothing cached", [start_time(corpus=store)], "(renders, fills cache)")
     cold = []
     for _ in range(warm_runs):
-        zygotes.shutdown_idle()
+        fork_server_pool.shutdown_idle()
         cold.append(start_time(corpus=store))
-    cold_s = show("corpus start, new zygote", cold, "(target <= 2 s)")
-    warm_s = show("corpus start, zygote running", [start_time(corpus=store) for _ in range(5)])
-    print(f"  ratio new zygote / no corpus   {cold_s / first:8.1f} x")
+    cold_s = show("corpus start, new fork server", cold, "(target <= 2 s)")
+    warm_s = show("corpus start, fork server running", [start_time(corpus=store) for _ in range(5)])
+    print(f"  ratio new fork server / no corpus   {cold_s / first:8.1f} x")
     print(f"  ratio running / no corpus      {warm_s / first:8.1f} x")
     with Sandbox(corpus=store) as sb:
-        print(f"  zygote phases (s): {sb.start_phases}")
+        print(f"  fork server phases (s): {sb.start_phases}")
 
 
 def main() -> int:

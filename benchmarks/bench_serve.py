@@ -5,7 +5,7 @@ offline model, in-process with `RLM.ask` and through a `rlm-docs serve` subproce
 official `openai` client, interleaved one by one; p50 of each, of the per-question difference,
 and of the HTTP + server share (client latency minus the run's own wall time).
 Memory: total PSS (proportional set size, so pages shared after fork count once) of the server's
-process tree (server, sandbox zygote and workers) sampled every 20 ms, idle and while K
+process tree (server, sandbox fork server and workers) sampled every 20 ms, idle and while K
 requests run at once; (peak - idle) / K is the memory one concurrent run costs.
 
     python benchmarks/bench_serve.py [--store STORE] [--asks 20] [--concurrency 1,2,4]
@@ -119,7 +119,7 @@ def main() -> None:
     levels = [int(k) for k in args.concurrency.split(",")]
 
     rlm = RLM(store, model="offline")
-    rlm.ask(qs[0])  # warm: zygote started, corpus mapped, tokenizer loaded
+    rlm.ask(qs[0])  # warm: fork server started, corpus mapped, tokenizer loaded
     direct: list[float] = []
     pairs: list[tuple[float, float]] = []
 

@@ -30,3 +30,7 @@ class ModelError(RlmDocsError):
 
 class DatasetError(RlmDocsError):
     """A question set or prediction file is malformed."""
+
+
+class SandboxError(RlmDocsError):
+    """The sandbox worker could not start or stopped answering."""

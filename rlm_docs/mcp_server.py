@@ -1,7 +1,7 @@
 """`rlm-docs mcp`: a corpus as an MCP server (official `mcp` SDK, 2.x `MCPServer`).
 
 Tools: the sandbox's corpus helpers `search grep page pages toc read_section files`, built by
-`sandbox.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
+`rlm_docs.sandbox.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
 return shapes model code gets in the REPL), and `ask`: a full RLM run with the server's models
 and budget (a call may lower the budget, never raise it), reporting each finished turn as an
 MCP progress notification. Documents are resources,
@@ -26,9 +26,9 @@ from rlm_docs.corpus.render import render_documents
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
+from rlm_docs.sandbox.helpers import make_helpers
 from rlm_docs.serve import wire
 from rlm_docs.serve.runs import Runner, RunRequest
-from sandbox.helpers import make_helpers
 
 TOOLS = ("search", "grep", "page", "pages", "toc", "read_section", "files")
 URI = "rlm-docs://documents/"

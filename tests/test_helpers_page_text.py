@@ -7,7 +7,7 @@ import pytest
 from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.compact import NO_TEXT, compact
 from rlm_docs.errors import CorpusError
-from sandbox.helpers import ReadLog, make_helpers
+from rlm_docs.sandbox.helpers import ReadLog, make_helpers
 
 LAYOUT = (
     "                              ACME CORP\n"

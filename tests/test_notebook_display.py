@@ -120,7 +120,7 @@ def test_bad_inputs(tmp_path):
 
 
 def test_library_objects_render_themselves_in_notebooks(tmp_path):
-    from sandbox import CellResult
+    from rlm_docs.sandbox import CellResult
 
     corpus = Corpus.from_documents({"A <b>": ["one", "two"]})
     assert "A &lt;b&gt;" in corpus._repr_html_() and "2 pages" in corpus._repr_html_()
@@ -138,7 +138,7 @@ def test_library_objects_render_themselves_in_notebooks(tmp_path):
 def test_plain_text_views_in_ipython_are_readable():
     from IPython.lib.pretty import pretty
 
-    from sandbox import CellResult
+    from rlm_docs.sandbox import CellResult
 
     hits = [Hit("3M_2018_10K", 56, 12.5, "Net   sales\n32,765"), Hit("B", 1, 0.25, "x")]
     assert pretty(hits) == "[3M_2018_10K p.56 (12.50): Net sales 32,765, B p.1 (0.25): x]"

@@ -1,4 +1,4 @@
-"""The OS layer alone: a process confined by `sandbox.confine` running *unrestricted* Python
+"""The OS layer alone: a process confined by `rlm_docs.sandbox.confine` running *unrestricted* Python
 (as if the RestrictedPython layer had been bypassed) still cannot reach the network (not even
 through io_uring), start processes, signal others, escape its directory, fill the disk, or exceed its rlimits."""
 
@@ -15,7 +15,7 @@ import pytest
 SCRIPT = textwrap.dedent(
     """
     import ctypes, json, os, resource, socket, struct, subprocess, sys, threading
-    from sandbox import confine
+    from rlm_docs.sandbox import confine
 
     workdir, victim = sys.argv[1], int(sys.argv[2])
     report = os.dup(1)  # confine() points stdio at /dev/null
@@ -106,7 +106,7 @@ def test_rlimits_hold_without_the_python_layer(confined):
     assert results["fds"] == "OSError"  # EMFILE
     assert results["raise_memory"] == "ValueError"
     assert results["thread"] == "allowed"
-    assert results["stderr_is_null"] is True  # not the zygote's log file any more
+    assert results["stderr_is_null"] is True  # not the fork server's log file any more
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")

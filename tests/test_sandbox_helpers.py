@@ -7,9 +7,9 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.errors import CorpusError
-from sandbox import Limits, Sandbox
-from sandbox.context_cache import ContextLoader
-from sandbox.helpers import make_helpers
+from rlm_docs.sandbox import Limits, Sandbox
+from rlm_docs.sandbox.context_cache import ContextLoader
+from rlm_docs.sandbox.helpers import make_helpers
 
 FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
 

@@ -14,11 +14,11 @@ import types
 
 import pytest
 
-from sandbox import Limits, Sandbox, policy, protocol
-from sandbox.confine import process_cpu_s, worker_uid
-from sandbox.host import IDLE_CPU_S
-from sandbox.modules import load_modules
-from sandbox.worker import Channel, Worker
+from rlm_docs.sandbox import Limits, Sandbox, policy, protocol
+from rlm_docs.sandbox.confine import process_cpu_s, worker_uid
+from rlm_docs.sandbox.host import IDLE_CPU_S
+from rlm_docs.sandbox.modules import load_modules
+from rlm_docs.sandbox.worker import Channel, Worker
 
 UNRESTRICTED = "import os; raise Exception(repr(os.getuid()))"
 

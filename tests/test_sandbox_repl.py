@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.errors import ConfigError, CorpusError
-from sandbox import Limits, Sandbox, SandboxError
-from sandbox.confine import worker_uid
+from rlm_docs.sandbox import Limits, Sandbox, SandboxError
+from rlm_docs.sandbox.confine import worker_uid
 
 
 class BudgetExceeded(Exception):

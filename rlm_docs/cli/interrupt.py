@@ -6,7 +6,7 @@ in-flight call (minutes with a slow provider) and a second Ctrl-C would print a 
 the thread join. After the command has cleaned up (results are fsynced line by line, stores and
 files are written atomically, unfinished questions' trajectories are removed), nothing those
 threads could still do is wanted, so the process leaves at once; the sandbox workers die with
-it (their zygote exits when its socket closes).
+it (their fork server exits when its socket closes).
 """
 
 import os

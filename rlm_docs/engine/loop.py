@@ -39,8 +39,8 @@ from rlm_docs.engine.trajectory import Trajectory
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
-from sandbox import Limits, Sandbox
-from sandbox.output import bounded
+from rlm_docs.sandbox import Limits, Sandbox
+from rlm_docs.sandbox.output import bounded
 
 EMPTY_ANSWER = {"content": "", "ready": False}
 FORCED_WALL_SHARE = 0.1  # of the top-level run's wall budget, kept for the forced turn

@@ -34,7 +34,7 @@ from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.models import Client, make_client
-from sandbox import Limits
+from rlm_docs.sandbox import Limits
 
 EXTRACT_CHARS = 50_000
 

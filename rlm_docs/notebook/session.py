@@ -83,9 +83,9 @@ class Session:
 
     @property
     def sandbox(self) -> Any:
-        """The running `sandbox.Sandbox` (started on first use)."""
+        """The running `rlm_docs.sandbox.Sandbox` (started on first use)."""
         if self._sandbox is None:
-            from sandbox import Sandbox
+            from rlm_docs.sandbox import Sandbox
 
             stack = ExitStack()
             kwargs: dict[str, Any] = {"corpus": self.store_path(), "functions": self.functions}

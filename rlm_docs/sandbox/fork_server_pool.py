@@ -1,6 +1,7 @@
-"""Host side of the zygotes: one per corpus store, started on first use and shared.
+"""The host's pool of fork servers (`rlm_docs.sandbox.fork_server`): one per corpus store,
+started on first use and shared by every sandbox on that store.
 
-A zygote stays alive while any sandbox uses it; idle ones are kept (up to `IDLE_KEEP`, most
+A fork server stays alive while any sandbox uses it; idle ones are kept (up to `IDLE_KEEP`, most
 recently used first) so that the next sandbox on the same corpus starts in milliseconds.
 """
 
@@ -16,15 +17,13 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import CorpusError, RlmDocsError
-from sandbox.context_cache import cache_key
+from rlm_docs.errors import CorpusError, SandboxError
+from rlm_docs.sandbox.context_cache import cache_key
 
 IDLE_KEEP = 2
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
-
-
-class SandboxError(RlmDocsError):
-    """The sandbox worker could not start or stopped answering."""
+# The directory holding the `rlm_docs` package, so `python -m rlm_docs.sandbox.fork_server` imports
+# this very source tree (the worker environment carries nothing else from the host).
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def worker_env() -> dict[str, str]:
@@ -44,20 +43,20 @@ def worker_env() -> dict[str, str]:
     }
 
 
-class Zygote:
-    """A running zygote process and the host's end of its socket (thread-safe)."""
+class ForkServer:
+    """A running fork server process and the host's end of its socket (thread-safe)."""
 
     def __init__(self, corpus: str | None, cache_dir: str | None, timeout_s: float) -> None:
         self.users = 0
         self.owner = os.getpid()
         self._lock = threading.Lock()
-        host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        host_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_fd, log_path = tempfile.mkstemp(prefix="rlm-sandbox-log-")
-        os.unlink(log_path)  # the zygote's stderr, read only to explain a failed start
+        os.unlink(log_path)  # the fork server's stderr, read only to explain a failed start
         self._log_fd = log_fd
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "sandbox.zygote", str(zygote_end.fileno())],
-            pass_fds=(zygote_end.fileno(),),
+            [sys.executable, "-m", "rlm_docs.sandbox.fork_server", str(server_end.fileno())],
+            pass_fds=(server_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log_fd,
@@ -65,14 +64,16 @@ class Zygote:
             cwd="/",
             start_new_session=True,
         )
-        zygote_end.close()
+        server_end.close()
         self._sock = host_end
         self._sock.settimeout(timeout_s)
         try:
             reply = self._ask({"op": "init", "corpus": corpus, "cache_dir": cache_dir})
         except (OSError, ValueError) as exc:
             self.close()
-            raise SandboxError(f"sandbox zygote failed to start: {self._failure(exc)}") from None
+            raise SandboxError(
+                f"sandbox fork server failed to start: {self._failure(exc)}"
+            ) from None
         if reply.get("op") != "ready":
             self.close()
             if reply.get("type") == "CorpusError":
@@ -96,7 +97,7 @@ class Zygote:
             socket.send_fds(self._sock, [json.dumps(message).encode()], fds or [])
             data = self._sock.recv(1 << 16)
         if not data:
-            raise OSError("the sandbox zygote exited")
+            raise OSError("the sandbox fork server exited")
         return json.loads(data)
 
     def spawn(self, request: dict[str, Any], fds: list[int]) -> int:
@@ -111,7 +112,7 @@ class Zygote:
         return self._proc.poll() is None
 
     def close(self) -> None:
-        self._sock.close()  # the zygote exits on EOF; its workers die with it
+        self._sock.close()  # the fork server exits on EOF; its workers die with it
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -120,65 +121,65 @@ class Zygote:
         os.close(self._log_fd)
 
     def forget(self) -> None:
-        """In a forked copy of the host: drop the inherited socket without telling the zygote
+        """In a forked copy of the host: drop the inherited socket without telling the fork server
         (it belongs to the parent process)."""
         self._sock.detach()
         self.owner = -1
 
 
-_zygotes: "OrderedDict[tuple, Zygote]" = OrderedDict()
+_servers: "OrderedDict[tuple, ForkServer]" = OrderedDict()
 _registry_lock = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
-    """A forked host process starts its own zygotes; the parent's stay the parent's."""
+    """A forked host process starts its own fork servers; the parent's stay the parent's."""
     global _registry_lock
     _registry_lock = threading.Lock()
-    for zygote in _zygotes.values():
-        zygote.forget()
-    _zygotes.clear()
+    for server in _servers.values():
+        server.forget()
+    _servers.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def acquire(corpus: str | None, cache_dir: str | None, timeout_s: float) -> Zygote:
-    """The zygote for `corpus` (started if needed), counted as used until `release`.
+def acquire(corpus: str | None, cache_dir: str | None, timeout_s: float) -> ForkServer:
+    """The fork server for `corpus` (started if needed), counted as used until `release`.
 
-    Zygotes are keyed by the store's identity, not only its path: a store rewritten in place
-    (re-ingested) gets a fresh zygote instead of the stale copy."""
+    Fork servers are keyed by the store's identity, not only its path: a store rewritten in place
+    (re-ingested) gets a fresh fork server instead of the stale copy."""
     identity = None
     if corpus is not None:
-        with contextlib.suppress(OSError):  # not a store: the zygote's load will say why
+        with contextlib.suppress(OSError):  # not a store: the fork server's load will say why
             identity = cache_key(Path(corpus))
     key = (corpus, identity, cache_dir)
     with _registry_lock:
-        zygote = _zygotes.get(key)
-        if zygote is not None and not zygote.alive():
-            del _zygotes[key]
-            zygote = None
-        if zygote is None:
-            zygote = Zygote(corpus, cache_dir, timeout_s)
-            _zygotes[key] = zygote
-        _zygotes.move_to_end(key)
-        zygote.users += 1
-        return zygote
+        server = _servers.get(key)
+        if server is not None and not server.alive():
+            del _servers[key]
+            server = None
+        if server is None:
+            server = ForkServer(corpus, cache_dir, timeout_s)
+            _servers[key] = server
+        _servers.move_to_end(key)
+        server.users += 1
+        return server
 
 
-def release(zygote: Zygote) -> None:
-    """A sandbox stopped using `zygote`; close the least recently used idle ones beyond
+def release(server: ForkServer) -> None:
+    """A sandbox stopped using `server`; close the least recently used idle ones beyond
     IDLE_KEEP."""
     with _registry_lock:
-        zygote.users -= 1
-        idle = [key for key, z in _zygotes.items() if z.users <= 0]
+        server.users -= 1
+        idle = [key for key, z in _servers.items() if z.users <= 0]
         for key in idle[: max(0, len(idle) - IDLE_KEEP)]:
-            _zygotes.pop(key).close()
+            _servers.pop(key).close()
 
 
 def shutdown_idle() -> int:
-    """Close every zygote no sandbox is using (frees their memory); returns how many."""
+    """Close every fork server no sandbox is using (frees their memory); returns how many."""
     with _registry_lock:
-        idle = [key for key, z in _zygotes.items() if z.users <= 0]
+        idle = [key for key, z in _servers.items() if z.users <= 0]
         for key in idle:
-            _zygotes.pop(key).close()
+            _servers.pop(key).close()
         return len(idle)

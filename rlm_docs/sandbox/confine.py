@@ -250,7 +250,7 @@ def install_seccomp() -> str | None:
 
 
 def _quiet_stdio() -> None:
-    """Inherited stdio (the zygote's log file) is replaced by /dev/null: nothing to write to."""
+    """Inherited stdio (the fork server's log file) is replaced by /dev/null: nothing to write to."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

@@ -3,7 +3,7 @@
 import traceback
 from typing import Any
 
-from sandbox.policy import RestrictedSyntaxError
+from rlm_docs.sandbox.policy import RestrictedSyntaxError
 
 _MAX_FRAMES = 6
 

@@ -1,10 +1,10 @@
 """`Sandbox`: the host side of the isolated, persistent Python REPL worker.
 
-The worker is a separate process (forked by a per-corpus zygote, see `sandbox.zygote`) confined
-by RestrictedPython and by the OS (`sandbox.confine`). The host sends cells over a framed pipe,
-answers the worker's calls to host `functions` (this is how `llm_query` reaches the models, so
-API keys stay in the host), enforces the wall-clock limit per cell and restarts the worker when
-it dies or runs over.
+The worker is a separate process (forked by a per-corpus fork server, see
+`rlm_docs.sandbox.fork_server`) confined by RestrictedPython and by the OS
+(`rlm_docs.sandbox.confine`). The host sends cells over a framed pipe, answers the worker's calls
+to host `functions` (this is how `llm_query` reaches the models, so API keys stay in the host),
+enforces the wall-clock limit per cell and restarts the worker when it dies or runs over.
 """
 
 import contextlib
@@ -20,13 +20,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import CorpusError
+from rlm_docs.errors import CorpusError, SandboxError
 from rlm_docs.resources import home_dir
-from sandbox import protocol, zygotes
-from sandbox.confine import process_cpu_s
-from sandbox.limits import CellResult, Limits
-from sandbox.output import bounded
-from sandbox.zygotes import SandboxError, Zygote
+from rlm_docs.sandbox import fork_server_pool, protocol
+from rlm_docs.sandbox.confine import process_cpu_s
+from rlm_docs.sandbox.fork_server_pool import ForkServer
+from rlm_docs.sandbox.limits import CellResult, Limits
+from rlm_docs.sandbox.output import bounded
 
 _LOST = "the worker was restarted and all variables were lost"
 # CPU seconds a worker may use while no request is running (it should be blocked on a read).
@@ -70,20 +70,20 @@ def _death_reason(returncode: int | None, limits: Limits) -> str:
     return f"exited with code {returncode}"
 
 
-def _stop_worker(zygote: Zygote, pid: int, workdir: str, fds: list[int]) -> int | None:
-    """Kill a worker, reap it through its zygote (its exit code, if known), free its pipes
+def _stop_worker(server: ForkServer, pid: int, workdir: str, fds: list[int]) -> int | None:
+    """Kill a worker, reap it through its fork server (its exit code, if known), free its pipes
     and directory. Also the finalizer of a sandbox that was never closed."""
-    if zygote.owner != os.getpid():  # a forked copy of the host: the worker is the parent's
+    if server.owner != os.getpid():  # a forked copy of the host: the worker is the parent's
         return None
     code = None
     with contextlib.suppress(OSError, ValueError):
-        if zygote.alive():
-            code = zygote.reap(pid)
+        if server.alive():
+            code = server.reap(pid)
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)
     shutil.rmtree(workdir, ignore_errors=True)
-    zygotes.release(zygote)
+    fork_server_pool.release(server)
     return code
 
 
@@ -95,7 +95,7 @@ class Sandbox:
     exception they raise reappears in the sandbox with the same class name (`BudgetExceeded`
     and `CorpusError` are pre-bound so code can catch them). Time spent inside host functions
     does not count toward `Limits.wall_s`. With a `corpus` (a store directory), the namespace
-    also has `context`, `corpus`, `pages_read` and the helpers of `sandbox.helpers`; `names`
+    also has `context`, `corpus`, `pages_read` and the helpers of `rlm_docs.sandbox.helpers`; `names`
     limits those corpus-side names to the ones given (a prompt binds only what it introduces).
     A name the sandbox bound (helper, host function, `context`) that model code deletes is
     restored after the cell; one it rebinds becomes the model's own variable and is never
@@ -129,7 +129,7 @@ class Sandbox:
     # -- process lifecycle ------------------------------------------------------------------
 
     def _start(self) -> None:
-        zygote = zygotes.acquire(
+        server = fork_server_pool.acquire(
             None if self.corpus is None else str(self.corpus.resolve()),
             str(home_dir() / "sandbox"),
             self.limits.start_timeout_s,
@@ -144,12 +144,12 @@ class Sandbox:
             "workdir": workdir,
         }
         try:
-            pid = zygote.spawn(request, [to_worker_r, from_worker_w])
+            pid = server.spawn(request, [to_worker_r, from_worker_w])
         except (OSError, ValueError) as exc:
             for fd in (to_worker_r, to_worker_w, from_worker_r, from_worker_w):
                 os.close(fd)
             shutil.rmtree(workdir, ignore_errors=True)
-            zygotes.release(zygote)
+            fork_server_pool.release(server)
             raise SandboxError(f"sandbox worker could not be started: {exc}") from None
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -160,7 +160,7 @@ class Sandbox:
         self._idle_cpu: float | None = None
         self._reader = protocol.FrameReader(from_worker_r)
         self._finalizer = weakref.finalize(
-            self, _stop_worker, zygote, pid, workdir, [to_worker_w, from_worker_r]
+            self, _stop_worker, server, pid, workdir, [to_worker_w, from_worker_r]
         )
         try:
             reply = self._reader.read(time.monotonic() + self.limits.start_timeout_s)
@@ -172,7 +172,7 @@ class Sandbox:
             self._stop()
             raise SandboxError(f"sandbox worker failed to start: {reply.get('message')}")
         self._security = dict(reply.get("security") or {})
-        self.start_phases: dict[str, float] = dict(zygote.phases)
+        self.start_phases: dict[str, float] = dict(server.phases)
 
     def _stop(self) -> int | None:
         """Stop the current worker; its exit code when known."""

@@ -1,13 +1,14 @@
-"""The zygote: one process per corpus that loads everything once and forks sandbox workers.
+"""The fork server: one process per corpus that loads everything once and forks sandbox workers
+(what Android and Chromium call a "zygote").
 
 Loading a 50k-page corpus (Parquet tables, BM25 index, a 200M-character context string) takes
 seconds; forking a process that already holds it takes milliseconds, and the children share
-its memory copy-on-write. So the host starts one zygote per corpus store (`python -m
-sandbox.zygote SOCKET_FD`), and every worker start or restart is a fork. The zygote itself never
-runs sandbox code; each child confines itself (chroot, nobody, rlimits, seccomp) before
+its memory copy-on-write. So the host starts one fork server per corpus store (`python -m
+rlm_docs.sandbox.fork_server SOCKET_FD`, pooled by `fork_server_pool`), and every worker start or
+restart is a fork. The fork server itself never runs sandbox code; each child confines itself (chroot, nobody, rlimits, seccomp) before
 answering the host.
 
-Zygote protocol: one JSON object per SOCK_SEQPACKET packet on a Unix socket pair.
+Protocol: one JSON object per SOCK_SEQPACKET packet on a Unix socket pair.
   host -> {"op": "init", "corpus": str | None, "cache_dir": str | None}
        <- {"op": "ready", "phases": {...}} | {"op": "fatal", "type": str, "message": str}
   host -> {"op": "spawn", "request": {...}} with two fds (worker's read end, write end)
@@ -28,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError
-from sandbox.modules import load_modules
-from sandbox.worker import run_worker
+from rlm_docs.sandbox.modules import load_modules
+from rlm_docs.sandbox.worker import run_worker
 
 MAX_PACKET = 1 << 16
 
@@ -49,11 +50,11 @@ class Phases(dict):
 
 def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> dict[str, Any]:
     """`context`, `corpus` and the helper functions for the store at `path`."""
-    from sandbox.context_cache import ContextLoader
+    from rlm_docs.sandbox.context_cache import ContextLoader
 
     loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
     from rlm_docs.corpus import Corpus
-    from sandbox.helpers import ReadLog, facade, make_helpers
+    from rlm_docs.sandbox.helpers import ReadLog, facade, make_helpers
 
     phases.mark("corpus_imports")
     try:
@@ -86,7 +87,7 @@ def _reap(pid: int) -> int:
 
 def _spawn(sock: socket.socket, request: dict[str, Any], fds: list[int], preloaded: dict) -> int:
     pid = os.fork()
-    if pid == 0:  # the worker: never returns into the zygote loop
+    if pid == 0:  # the worker: never returns into the server loop
         try:
             os.setsid()
             sock.close()

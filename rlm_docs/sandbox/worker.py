@@ -1,8 +1,8 @@
 """The sandbox worker: a persistent restricted namespace served over framed pipes.
 
-A worker is a process forked from a zygote (`sandbox.zygote`) that has already imported every
-module and loaded the corpus; the worker confines itself (`sandbox.confine`), then answers
-requests one at a time (see `sandbox.protocol`).
+A worker is a process forked from a fork server (`rlm_docs.sandbox.fork_server`) that has already
+imported every module and loaded the corpus; the worker confines itself (`confine`), then answers
+requests one at a time (see `protocol`).
 """
 
 import builtins
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from rlm_docs.errors import CorpusError
-from sandbox import confine, protocol
-from sandbox.output import Output, bounded
-from sandbox.policy import compile_cell, make_builtins
-from sandbox.tracebacks import format_exception, format_syntax_error
-from sandbox.values import check_nesting, describe, to_jsonable
+from rlm_docs.sandbox import confine, protocol
+from rlm_docs.sandbox.output import Output, bounded
+from rlm_docs.sandbox.policy import compile_cell, make_builtins
+from rlm_docs.sandbox.tracebacks import format_exception, format_syntax_error
+from rlm_docs.sandbox.values import check_nesting, describe, to_jsonable
 
 
 class HostError(Exception):
