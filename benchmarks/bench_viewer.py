@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlm_docs.engine.trajectory import Trajectory
+from rlm_docs.engine.records import CellResult, CodeBlock, Metadata, Result, SubCall, TurnUsage
+from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.viewer import build_html, load_source
 
 FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
@@ -44,20 +45,20 @@ def page_texts() -> list[str]:
     return [" ".join(rng.choice(words) for _ in range(400)) for _ in range(200)]
 
 
-def turn(t: Trajectory, n: int, pages: list[str], rng: random.Random, child: bool) -> None:
+def turn(t: TrajectoryWriter, n: int, pages: list[str], rng: random.Random, child: bool) -> None:
     it = t.iteration([{"role": "user", "content": f"turn {n}: " + rng.choice(pages)[:800]}])
-    it["response"] = f"```repl\nhits = search('term {n}')\nprint(hits)\n```"
+    it.response = f"```repl\nhits = search('term {n}')\nprint(hits)\n```"
     calls = []
     for _ in range(0 if child else 4):
         calls.append(
-            {
-                "kind": "llm_query",
-                "prompt": "Question: ...\n" + rng.choice(pages)[:2000],
-                "root_model": "openai:gpt-5-mini",
-                "response": rng.choice(pages)[:300],
-                "execution_time": 0.8,
-                "cost_usd": 0.0004,
-                "ledger": {
+            SubCall(
+                kind="llm_query",
+                prompt="Question: ...\n" + rng.choice(pages)[:2000],
+                root_model="openai:gpt-5-mini",
+                response=rng.choice(pages)[:300],
+                execution_time=0.8,
+                cost_usd=0.0004,
+                ledger={
                     "role": "sub",
                     "model": "gpt-5-mini",
                     "input_tokens": 600,
@@ -65,37 +66,33 @@ def turn(t: Trajectory, n: int, pages: list[str], rng: random.Random, child: boo
                     "cost_usd": 0.0004,
                     "latency_s": 0.8,
                 },
-            }
+                depth=int(child),
+            )
         )
     if not child and n == 1:
-        kid = Trajectory(root_model="openai:gpt-5-mini", question="child", depth=1)
+        kid = TrajectoryWriter(Metadata(root_model="openai:gpt-5-mini", question="child", depth=1))
         for k in (1, 2):
             turn(kid, k, pages, rng, child=True)
-        kid.result({"answer": ["child answer"], "citations": []})
+        kid.result(Result(answer=["child answer"], citations=[]))
         calls.append(
-            {
-                "kind": "rlm_query",
-                "prompt": "child",
-                "response": "child answer",
-                "execution_time": 3.0,
-                "cost_usd": 0.002,
-                "children": kid.lines(),
-            }
+            SubCall(
+                kind="rlm_query",
+                prompt="child",
+                response="child answer",
+                execution_time=3.0,
+                cost_usd=0.002,
+                depth=0,
+                child=kid.trajectory,
+            )
         )
-    it["code_blocks"].append(
-        {
-            "code": f"hits = search('term {n}')\nprint(hits)",
-            "result": {
-                "stdout": rng.choice(pages)[:3000],
-                "stderr": "",
-                "locals": {},
-                "execution_time": 0.01,
-                "rlm_calls": calls,
-            },
-        }
+    it.code_blocks.append(
+        CodeBlock(
+            f"hits = search('term {n}')\nprint(hits)",
+            CellResult(stdout=rng.choice(pages)[:3000], execution_time=0.01, sub_calls=calls),
+        )
     )
-    it["usage"] = {"input_tokens": 4000 * n, "output_tokens": 300, "cost_usd": 0.002}
-    Trajectory.close(it)
+    it.usage = TurnUsage(4000 * n, 300, 0.002)
+    t.close(it)
 
 
 def make_run(root: Path, n: int) -> Path:
@@ -104,7 +101,9 @@ def make_run(root: Path, n: int) -> Path:
     rows = []
     for i in range(n):
         qid = f"q{i:04d}"
-        t = Trajectory(root_model="openai:gpt-5-mini", question=f"Question {i}?", question_id=qid)
+        t = TrajectoryWriter(
+            Metadata(root_model="openai:gpt-5-mini", question=f"Question {i}?", question_id=qid)
+        )
         for k in range(1, 7):
             turn(t, k, pages, rng, child=False)
         record = {
@@ -121,7 +120,7 @@ def make_run(root: Path, n: int) -> Path:
             "correct": i % 3 != 0,
             "trajectory": f"trajectories/{qid}.jsonl",
         }
-        t.result(record)
+        t.result(Result.from_dict(record))
         t.write(root / record["trajectory"])
         rows.append(record)
     (root / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

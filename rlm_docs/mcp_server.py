@@ -23,6 +23,7 @@ from mcp.server.mcpserver.resources import FunctionResource
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.render import render_documents
+from rlm_docs.engine.records import Iteration
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
@@ -92,7 +93,7 @@ def build_server(
         Each finished turn is reported as a progress notification."""
         loop = asyncio.get_running_loop()
 
-        def on_turn(depth: int, record: dict[str, Any]) -> None:  # in the run's thread
+        def on_turn(depth: int, record: Iteration) -> None:  # in the run's thread
             p = wire.progress(depth, record)
             note = ctx.report_progress(p["turn"], None, wire.progress_line(p).strip())
             asyncio.run_coroutine_threadsafe(note, loop)

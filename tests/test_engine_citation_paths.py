@@ -27,7 +27,7 @@ def ask(store: Path, replies: list[str], **kwargs):
     root = ScriptedClient(replies)
     rlm = RLM(store, model=root, sub_model=ScriptedClient([]), **kwargs)
     pred = rlm.ask("What was Acme's revenue in 2020?")
-    result = rlm.last_records[-1]
+    result = rlm.last_trajectory.result.to_dict()
     return pred, result, root
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.engine import RLM
+from rlm_docs.engine.records import Trajectory
 from rlm_docs.governor import Budget
 from rlm_docs.models import ScriptedClient
 from tests.fixtures.engine import repl, saved_store
@@ -23,15 +24,15 @@ def run(store: Path, replies: list[str], **kwargs):
     budget = kwargs.pop("budget", None)
     rlm = RLM(store, model=root, sub_model=ScriptedClient([]), budget=budget, **kwargs)
     pred = rlm.ask("What was Acme's 2020 revenue?")
-    return pred, Turns(root, rlm.last_records)
+    return pred, Turns(root, rlm.last_trajectory)
 
 
 class Turns:
     """The root turns a scripted model was asked (extraction calls left out) and the records."""
 
-    def __init__(self, root: ScriptedClient, records: list[dict]) -> None:
+    def __init__(self, root: ScriptedClient, trajectory: Trajectory) -> None:
         self.calls = [c for c in root.calls if c[0]["content"].startswith("[rlm-docs:root")]
-        self.iterations = [r for r in records if r["type"] == "iteration"]
+        self.iterations = trajectory.iterations
 
 
 FINISH_PRINTING = repl(
@@ -48,7 +49,7 @@ def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(s
     assert "revenue: 4.62 billion" in shown  # the output it never saw before
     assert 'answer["content"] = $4.62 billion' in shown and "reply without code" in shown
     assert "Continue with" not in shown  # no invitation that contradicts the question asked
-    assert root.iterations[-1].get("confirmation") is True
+    assert root.iterations[-1].confirmation is True
 
 
 def test_the_confirmation_turn_may_change_the_answer_in_code(store):

@@ -13,7 +13,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.governor import Budget, Ledger
 from rlm_docs.models import ScriptedClient
 from rlm_docs.sandbox import Limits
@@ -71,13 +71,21 @@ def test_final_text_goes_through_extraction_and_writes_trajectory(store, tmp_pat
     # The extraction call used the MADQA formatter prompt with the raw answer.
     assert root.calls[2][0]["content"].startswith("[rlm-docs:extract]")
     assert "Revenue was $412 million" in root.calls[2][0]["content"]
-    records = read_trajectory(pred.trajectory)
-    assert [r["type"] for r in records] == ["metadata", "iteration", "iteration", "result"]
-    assert records[0]["format"] == "rlm-docs.trajectory" and records[0]["question_id"] == "q1"
-    first = records[1]
-    assert first["code_blocks"][0]["result"]["stdout"].startswith("Item 7.")
-    assert records[2]["final_answer"] == "Revenue was $412 million"
-    assert records[3]["answer"] == ["$412 million"] and records[3]["extraction"] == "extract"
+    lines = Path(pred.trajectory).read_text().splitlines()
+    assert [json.loads(line)["type"] for line in lines] == [
+        "metadata",
+        "iteration",
+        "iteration",
+        "result",
+    ]
+    traj = load_trajectory(pred.trajectory)
+    assert traj.metadata.format == "rlm-docs.trajectory" and traj.metadata.version == 2
+    assert traj.metadata.question_id == "q1"
+    first, second = traj.iterations
+    assert first.code_blocks[0].result.stdout.startswith("Item 7.")
+    assert second.final_answer == "Revenue was $412 million"
+    assert traj.result.answer == ["$412 million"] and traj.result.extraction == "extract"
+    assert (traj.result.stop_reason, traj.result.stop_axis) == ("final", None)
     assert pred.input_tokens == sum(e.input_tokens for e in rlm.ledger.entries)
 
 
@@ -105,9 +113,9 @@ def test_show_vars_sees_the_live_namespace_and_the_trajectory_keeps_it(store, tm
     rlm, _ = make_rlm(store, [repl(code) + "\nFINAL_VAR(listed)"], tmp_path)
     pred = rlm.ask("q?")
     assert "total" in pred.answer  # defined earlier in the same cell
-    result = [r for r in rlm.last_records if r["type"] == "result"][0]
-    assert result["variables"]["total"].startswith("int")
-    assert "search" not in result["variables"]  # helpers are not user variables
+    variables = rlm.last_trajectory.result.variables
+    assert variables["total"].startswith("int")
+    assert "search" not in variables  # helpers are not user variables
 
 
 def test_final_var_missing_variable_is_reported_and_run_continues(store, tmp_path):
@@ -167,8 +175,8 @@ def test_runaway_code_is_killed_and_the_run_goes_on(store, tmp_path):
     # After the restart the answer dict is bound again.
     assert "False" in root.calls[2][-1]["content"]
     assert pred.answer == ["done"] and pred.stop_reason == "final"
-    record = read_trajectory(pred.trajectory)[1]
-    assert record["code_blocks"][0]["result"]["restarted"] is True
+    record = load_trajectory(pred.trajectory).iterations[0]
+    assert record.code_blocks[0].result.restarted is True
 
 
 def test_step_budget_forces_one_final_turn(store, tmp_path):
@@ -189,7 +197,9 @@ def test_step_budget_forces_one_final_turn(store, tmp_path):
     assert pred.stop_reason == "forced" and pred.steps == 3
     assert pred.answer == ["$55 million"]
     assert pred.citations == [{"file": "globex_2021_10k", "page": 2}]
-    assert read_trajectory(pred.trajectory)[3]["forced"] is True
+    traj = load_trajectory(pred.trajectory)
+    assert traj.iterations[2].forced is True
+    assert (pred.stop_axis, traj.result.stop_axis) == ("steps", "steps")
 
 
 def test_token_budget_refusing_even_the_forced_turn_stops_with_budget(store, tmp_path):
@@ -225,11 +235,14 @@ def test_llm_query_batched_is_concurrent_bounded_and_ordered(store, tmp_path):
     pred = rlm.ask("q?")
     assert pred.answer == ["ITEM 0", "ITEM 1", "ITEM 2", "ITEM 3", "ITEM 4", "SINGLE"]
     assert pred.sub_calls == 6
-    calls = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]["rlm_calls"]
-    assert sorted(c["prompt"] for c in calls) == sorted(
-        [f"item {i}" for i in range(5)] + ["single"]
-    )
-    assert all(c["kind"] == "llm_query" and c["ledger"]["role"] == "sub" for c in calls)
+    calls = load_trajectory(pred.trajectory).iterations[0].sub_calls
+    assert sorted(c.prompt for c in calls) == sorted([f"item {i}" for i in range(5)] + ["single"])
+    assert all(c.kind == "llm_query" and c.ledger["role"] == "sub" for c in calls)
+    # the five batch members share batch number 1; the single call is in no batch
+    assert sorted((c.prompt, c.batch, c.depth) for c in calls) == [
+        *[(f"item {i}", 1, 0) for i in range(5)],
+        ("single", None, 0),
+    ]
 
 
 def test_sub_call_budget_surfaces_as_budget_exceeded_in_code(store, tmp_path):
@@ -280,7 +293,7 @@ def test_depth_two_recursion_rolls_costs_up_exactly_once(store, tmp_path):
         budget=Budget(max_depth=2),
         log_dir=tmp_path / "runs",
         ledger=ledger,
-        on_turn=lambda depth, record: turns.append((depth, record["iteration"])),
+        on_turn=lambda depth, record: turns.append((depth, record.iteration)),
     )
     pred = rlm.ask("q?")
     assert pred.answer == ["leaf answer"] and pred.max_depth == 2
@@ -296,13 +309,15 @@ def test_depth_two_recursion_rolls_costs_up_exactly_once(store, tmp_path):
     assert "2 documents, 5 pages" in root.calls[1][0]["content"]
     assert "string of 9 characters" in root.calls[2][0]["content"]
     # Child trajectories are nested in the parent's iteration record.
-    top = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]["rlm_calls"][0]
-    assert top["kind"] == "rlm_query" and top["response"] == "leaf answer"
-    child_iter = next(r for r in top["children"] if r["type"] == "iteration")
-    mid = child_iter["code_blocks"][0]["result"]["rlm_calls"][0]
-    assert mid["kind"] == "rlm_query"
-    leaf = next(r for r in mid["children"] if r["type"] == "iteration")
-    assert leaf["code_blocks"][0]["result"]["rlm_calls"][0]["kind"] == "llm_query"
+    traj = load_trajectory(pred.trajectory)
+    (top,) = traj.iterations[0].sub_calls
+    assert top.kind == "rlm_query" and top.response == "leaf answer" and top.depth == 0
+    (mid,) = top.child.iterations[0].sub_calls
+    assert mid.kind == "rlm_query" and mid.depth == 1 and top.child.depth == 1
+    (leaf,) = mid.child.iterations[0].sub_calls
+    assert (leaf.kind, leaf.depth, mid.child.depth) == ("llm_query", 2, 2)
+    walked = [(call.kind, call.depth) for _, call in traj.walk_sub_calls()]
+    assert walked == [("rlm_query", 0), ("rlm_query", 1), ("llm_query", 2)]
 
 
 def test_invalid_citations_are_dropped_and_fallback_used(store, tmp_path):
@@ -319,8 +334,8 @@ def test_invalid_citations_are_dropped_and_fallback_used(store, tmp_path):
     rlm, _ = make_rlm(store, [f"FINAL({final})"], tmp_path)
     pred = rlm.ask("q?")
     assert pred.citations == [{"file": "acme_2020_10k", "page": 1}]
-    result = read_trajectory(pred.trajectory)[-1]
-    assert len(result["rejected_citations"]) == 2 and result["citation_source"] == "model"
+    result = load_trajectory(pred.trajectory).result
+    assert len(result.rejected_citations) == 2 and result.citation_source == "model"
 
 
 def test_model_failure_becomes_error_prediction(store, tmp_path):

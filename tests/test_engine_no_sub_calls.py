@@ -5,7 +5,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Ledger
 from rlm_docs.models import ScriptedClient
@@ -41,7 +41,7 @@ def test_sub_call_functions_are_not_bound_and_the_prompt_never_names_them(store,
     helpers = "bound" if prompt == "docs" else "missing"
     assert f"cite {helpers}" in probe and f"search {helpers}" in probe
     assert p.sub_calls == 0 and {e.role for e in ledger.entries} <= {"root", "extract"}
-    assert read_trajectory(p.trajectory)[0]["sub_calls"] is False
+    assert load_trajectory(p.trajectory).metadata.sub_calls is False
 
 
 def test_with_sub_calls_the_same_probe_finds_them_bound(store, tmp_path):
@@ -55,7 +55,7 @@ def test_offline_root_reads_pages_in_the_repl_when_it_has_no_sub_model(store):
     q = load_questions(QUESTIONS)[4]  # Globex employees, page 3
     rlm = RLM(store, model="offline", sub_calls=False)
     p = rlm.ask(q.question, question_id=q.id)
-    code = rlm.last_records[1]["code_blocks"][0]["code"]
+    code = rlm.last_trajectory.code_blocks[0].code
     assert "read_all(" in code and "llm_query" not in code
     assert p.sub_calls == 0 and p.stop_reason == "final"
     assert "12,500" in " ".join(p.answer)

@@ -122,7 +122,7 @@ def test_a_version_1_file_is_written_back_as_it_was_plus_the_version_2_fields():
     ("text", "message"),
     [
         ("", "no records"),
-        ('{"type": "iteration"}\n', "first record must be of type 'metadata'"),
+        ('{"type": "iteration"}\n', "line 1 must be a 'metadata' record"),
         ('{"type": "metadata"}\n{"type": "iteration", "code_blocks": 3}\n', "'code_blocks'"),
         ('{"type": "metadata"}\nnot json\n', ":2: invalid JSON"),
         ('{"type": "metadata"}\n[1]\n', ":2: expected a JSON object"),

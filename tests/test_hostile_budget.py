@@ -11,7 +11,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.governor import Budget
 from rlm_docs.models import ScriptedClient
 
@@ -63,12 +63,7 @@ def test_rlm_query_loop_cannot_pass_step_and_call_counts(store, tmp_path) -> Non
     assert roles.count("root") <= 3 and len(roles) <= 4
     assert all(e.depth == 0 for e in rlm.ledger.entries)
     assert pred.sub_calls <= 1 and pred.steps <= 3
-    outputs = [
-        block["result"]["stdout"]
-        for record in read_trajectory(pred.trajectory)
-        if record["type"] == "iteration"
-        for block in record["code_blocks"]
-    ]
+    outputs = [block.result.stdout for block in load_trajectory(pred.trajectory).code_blocks]
     assert all(out.strip() == "refused 200" for out in outputs)
 
 
@@ -115,11 +110,11 @@ def test_huge_batch_is_refused_whole_before_anything_is_sent(store, tmp_path) ->
     root = ScriptedClient([repl(code), "FINAL(done)", "{}"])
     rlm = RLM(store, model=root, sub_model=sub, budget=Budget(max_sub_calls=3), log_dir=tmp_path)
     pred = rlm.ask("q?")
-    block = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]
-    assert "a batch of 1,000,000 prompts needs 1,000,000 more" in block["stdout"]
-    assert "['ok', 'ok']" in block["stdout"]
+    block = load_trajectory(pred.trajectory).iterations[0].code_blocks[0].result
+    assert "a batch of 1,000,000 prompts needs 1,000,000 more" in block.stdout
+    assert "['ok', 'ok']" in block.stdout
     assert len(sub.calls) == 3 and pred.sub_calls == 3
-    assert len(block["rlm_calls"]) == 3
+    assert len(block.sub_calls) == 3
 
 
 def test_long_prompts_are_logged_as_size_hash_and_head(store, tmp_path) -> None:
@@ -128,8 +123,7 @@ def test_long_prompts_are_logged_as_size_hash_and_head(store, tmp_path) -> None:
     root = ScriptedClient([repl(code), "FINAL(done)", "{}"])
     rlm = RLM(store, model=root, sub_model=sub, log_dir=tmp_path)
     pred = rlm.ask("q?")
-    calls = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]["rlm_calls"]
-    big, short = calls
-    assert big["prompt_chars"] == 300_000 and len(big["prompt_sha256"]) == 64
-    assert len(big["prompt"]) < 2_100 and short["prompt"] == "short"
+    big, short = load_trajectory(pred.trajectory).iterations[0].sub_calls
+    assert big.prompt_chars == 300_000 and len(big.prompt_sha256) == 64
+    assert len(big.prompt) < 2_100 and short.prompt == "short"
     assert Path(pred.trajectory).stat().st_size < 50_000

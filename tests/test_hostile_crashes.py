@@ -6,7 +6,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.models import ScriptedClient
 
 DOCS = {"memo": ["The widget budget for 2024 was $12 million.", "Nothing else of note."]}
@@ -36,7 +36,7 @@ def test_answer_nested_too_deeply_is_reported_and_the_run_goes_on(store, tmp_pat
     assert pred.answer == ["$12 million"] and pred.stop_reason == "final"
     assert "`answer` cannot be read" in root.calls[1][-1]["content"]
     assert "FINAL_VAR(deep): the value cannot be read" in root.calls[2][-1]["content"]
-    assert read_trajectory(pred.trajectory)[-1]["type"] == "result"
+    assert load_trajectory(pred.trajectory).result is not None
 
 
 def test_host_exception_with_a_huge_message_is_capped_and_caught_in_the_cell(store, tmp_path):
@@ -48,9 +48,9 @@ def test_host_exception_with_a_huge_message_is_capped_and_caught_in_the_cell(sto
     root = ScriptedClient([repl(code), "FINAL(done)", "{}"])
     rlm = RLM(store, model=root, log_dir=tmp_path)
     pred = rlm.ask("q?")
-    block = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]
-    n, m = map(int, block["stdout"].split())
-    assert n <= 20_100 and m < 300 and not block["restarted"]
+    block = load_trajectory(pred.trajectory).iterations[0].code_blocks[0].result
+    n, m = map(int, block.stdout.split())
+    assert n <= 20_100 and m < 300 and not block.restarted
     assert pred.stop_reason == "final" and Path(pred.trajectory).stat().st_size < 200_000
 
 
@@ -62,7 +62,7 @@ def test_an_unexpected_failure_in_the_run_is_an_error_prediction(store, tmp_path
     pred = RLM(store, model=Broken([]), log_dir=tmp_path).ask("q?")
     assert pred.stop_reason == "error" and pred.error.startswith("ValueError: xxx")
     assert len(pred.error) < 2_100
-    assert read_trajectory(pred.trajectory)[-1]["stop_reason"] == "error"
+    assert load_trajectory(pred.trajectory).result.stop_reason == "error"
 
 
 def test_host_call_arguments_over_the_call_limit_stay_in_the_worker(store, tmp_path) -> None:
@@ -72,6 +72,6 @@ def test_host_call_arguments_over_the_call_limit_stay_in_the_worker(store, tmp_p
     )
     root = ScriptedClient([repl(code), "FINAL(done)", "{}"])
     pred = RLM(store, model=root, log_dir=tmp_path).ask("q?")
-    block = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]
-    assert block["stdout"].startswith("llm_query() arguments are too large: 9,000,")
-    assert block["rlm_calls"] == [] and not block["restarted"]
+    block = load_trajectory(pred.trajectory).iterations[0].code_blocks[0].result
+    assert block.stdout.startswith("llm_query() arguments are too large: 9,000,")
+    assert block.sub_calls == [] and not block.restarted

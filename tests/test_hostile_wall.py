@@ -12,7 +12,7 @@ import pytest
 from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.governor import Budget
 from rlm_docs.models import ScriptedClient
 from tests.servers.chat import ChatServer
@@ -80,8 +80,8 @@ def test_time_in_host_functions_counts_toward_the_wall_budget(store, tmp_path) -
     started = time.monotonic()
     pred = rlm.ask("q?")
     assert time.monotonic() - started < 15  # the cell's own 30 s limit did not have to fire
-    block = read_trajectory(pred.trajectory)[1]["code_blocks"][0]["result"]
-    assert block["restarted"] and "wall-time budget ran out" in block["stderr"]
+    block = load_trajectory(pred.trajectory).iterations[0].code_blocks[0].result
+    assert block.restarted and "wall-time budget ran out" in block.stderr
     # the cell stopped with a tenth of the wall budget left, kept for the forced answer
     assert pred.stop_reason == "forced" and pred.raw_answer == "x"
     assert pred.wall_s < 10

@@ -95,17 +95,19 @@ def test_ledger_view_totals():
 def test_trajectory_view_walks_turns_calls_and_children(tmp_path):
     log = make_trajectory(tmp_path / "t.jsonl", "q1", "How much?", "42", 2)
     view = TrajectoryView.from_file(log)
-    assert [it["iteration"] for it in view.iterations] == [1, 2]
+    assert [it.iteration for it in view.iterations] == [1, 2]
     assert view.code == ["hits = search('net sales')\nprint(hits)"]
-    calls = view.sub_calls()
-    assert [(c["kind"], c["turn"]) for c in calls] == [("llm_query", 1), ("rlm_query", 1)]
+    assert [(c.kind, c.depth) for c in view.sub_calls()] == [("llm_query", 0), ("rlm_query", 0)]
+    turns = [(it.iteration, c.kind) for it, c in view.trajectory.walk_sub_calls()]
+    assert turns == [(1, "llm_query"), (1, "rlm_query")]
     assert [r["role"] for r in view.ledger_rows()] == ["root", "sub"]
-    assert view.result["answer"] == ["42"]
+    assert view.result.answer == ["42"]
     html = view._repr_html_()
     assert "<details open><summary>Turn 1" in html and "child run" in html
     assert "<script>window.PWNED" not in html
     assert repr(view).startswith("Trajectory: 'How much?' — 2 turns, 1 code blocks, 2 sub-calls")
-    assert repr(show(view.records)) == repr(view)
+    assert repr(show(view.trajectory.to_records())) == repr(view)
+    assert repr(show(view.trajectory)) == repr(view)
 
 
 def test_bad_inputs(tmp_path):

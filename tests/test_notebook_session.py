@@ -119,6 +119,6 @@ def test_ask_writes_the_trajectory_file_it_names(store, tmp_path, monkeypatch):
         q = s.ask("What was AMD revenue in 2019?", log_dir=tmp_path / "logs")
     view = TrajectoryView.from_file(p.trajectory)
     assert p.trajectory.startswith(str(tmp_path / "home" / "runs"))
-    assert view.iterations and view.result["answer"] == p.answer
-    assert TrajectoryView.from_file(q.trajectory).result["question"] == q.question
+    assert view.iterations and view.result.answer == p.answer
+    assert TrajectoryView.from_file(q.trajectory).result.question == q.question
     assert q.trajectory.startswith(str(tmp_path / "logs"))

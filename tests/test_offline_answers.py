@@ -9,7 +9,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.resources import demo_corpus_dir
 
 FACTS = {
@@ -47,10 +47,10 @@ def test_offline_answers_with_the_right_page(rlm, question, value, page):
     assert pred.answer == [value]
     assert pred.citations == [{"file": page[0], "page": page[1]}]
     assert pred.steps == 2 and pred.sub_calls >= 1 and pred.cost_usd == 0.0
-    records = read_trajectory(pred.trajectory)
-    code = records[1]["code_blocks"][0]["code"]
+    turns = load_trajectory(pred.trajectory).iterations
+    code = turns[0].code_blocks[0].code
     assert "search(" in code and "llm_query_batched(" in code
-    assert records[2]["response"].strip().endswith("FINAL_VAR(final_answer)")
+    assert turns[1].response.strip().endswith("FINAL_VAR(final_answer)")
 
 
 def test_offline_is_deterministic(rlm):

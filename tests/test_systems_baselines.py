@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Budget, Governor, Ledger
@@ -43,11 +43,11 @@ def test_bm25_agent_searches_then_answers_with_normalised_citations(tmp_path):
     assert (p.steps, p.stop_reason, p.question_id) == (3, "final", "q1")
     assert [e.role for e in ledger.entries] == ["root"] * 3
     assert p.input_tokens == sum(e.input_tokens for e in ledger.entries)
-    records = read_trajectory(p.trajectory)
-    iterations = [r for r in records if r["type"] == "iteration"]
-    assert [it["search"]["query"] for it in iterations[:2]] == ["acme revenue", "fiscal 2022"]
-    assert {"file": "acme_2022_10k", "page": 2} in iterations[0]["search"]["results"]
-    assert records[-1]["type"] == "result" and records[-1]["answer"] == ["$4.2 billion"]
+    traj = load_trajectory(p.trajectory)
+    searches = [it.extra["search"] for it in traj.iterations[:2]]
+    assert [s["query"] for s in searches] == ["acme revenue", "fiscal 2022"]
+    assert {"file": "acme_2022_10k", "page": 2} in searches[0]["results"]
+    assert traj.result.answer == ["$4.2 billion"]
     # the search results were shown to the model with file and page labels
     second_call = system.client.calls[1]
     assert "[FILE: acme_2022_10k | PAGE: 2]" in second_call[-1]["content"]
@@ -59,6 +59,7 @@ def test_bm25_agent_last_turn_forbids_search(tmp_path):
     )
     p = system.answer(Q1, gov)
     assert p.steps == 2 and p.stop_reason == "forced" and p.answer == []
+    assert p.stop_axis == "steps"  # the agent's own turn limit
     assert system.client.calls[1][-1]["content"] == LAST_TURN
 
 
@@ -70,6 +71,7 @@ def test_bm25_agent_step_budget_forces_a_final_answer(tmp_path):
     p = system.answer(Q1, gov)
     # the forced turn answered: `forced`, and both root calls are steps
     assert p.stop_reason == "forced" and p.answer == ["4.2 billion"] and p.steps == 2
+    assert p.stop_axis == "steps" and p.to_madqa()["stop_axis"] == "steps"
     assert len(ledger.entries) == 2
     assert "root-step budget exhausted" in system.client.calls[1][-1]["content"]
 

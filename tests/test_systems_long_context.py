@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Budget, Governor
@@ -64,10 +64,11 @@ def test_a_small_window_keeps_the_largest_page_prefix_and_records_the_cut(tmp_pa
         assert (CORPUS.page(doc, n) in prompt) == (i < kept)
     assert TRUNCATION_NOTE in prompt and f"Only the first {kept} of 8 pages" in prompt
     # the trajectory records the cut, without copying the corpus text
-    records = read_trajectory(p.trajectory)
-    assert records[0]["context"] == context and records[1]["context"] == context
-    assert CORPUS.page(*order[0]) not in records[1]["prompt"][0]["content"]
-    assert records[-1]["info"] == {"context": context}
+    traj = load_trajectory(p.trajectory)
+    assert traj.metadata.extra["context"] == context
+    assert traj.iterations[0].extra["context"] == context
+    assert CORPUS.page(*order[0]) not in traj.iterations[0].prompt[0]["content"]
+    assert traj.result.info == {"context": context}
 
 
 def test_fit_prefix_is_exact_at_page_boundaries():
@@ -99,7 +100,7 @@ def test_a_dollar_budget_too_small_for_the_prompt_is_refused_by_the_governor(tmp
         )
         assert srv.requests == []  # refused before any request
     assert p.stop_reason == "budget" and p.answer == [] and ledger.entries == []
-    assert "dollar budget exhausted" in read_trajectory(p.trajectory)[1]["notice"]
+    assert "dollar budget exhausted" in load_trajectory(p.trajectory).iterations[0].notice
 
 
 def test_unknown_context_window_is_a_config_error_naming_the_fix(tmp_path):

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.engine.trajectory import read_trajectory
+from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.systems import SystemConfig, make_system
@@ -91,9 +91,9 @@ def test_one_sub_call_per_chunk_concurrently_then_one_reduce_call(tmp_path):
     }
     (reduce,) = reader.reduce_prompts
     assert "NO RELEVANT TEXT" not in reduce and "excerpt: acme_2022_10k p.2-2" in reduce
-    records = read_trajectory(p.trajectory)
-    calls = records[1]["code_blocks"][0]["result"]["rlm_calls"]
-    assert len(calls) == 8 and all(c["prompt"].startswith("[map prompt:") for c in calls)
+    calls = load_trajectory(p.trajectory).iterations[0].sub_calls
+    assert len(calls) == 8 and all(c.prompt.startswith("[map prompt:") for c in calls)
+    assert None not in {c.batch for c in calls} and {c.depth for c in calls} == {0}
 
 
 def test_a_sub_call_budget_below_the_chunk_count_reads_a_prefix_then_reduces(tmp_path):

@@ -9,7 +9,8 @@ import pytest
 from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.prediction import Prediction
-from rlm_docs.engine.trajectory import Trajectory
+from rlm_docs.engine.records import CellResult, CodeBlock, Metadata, Result, SubCall, TurnUsage
+from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.errors import DatasetError
 from rlm_docs.viewer import build_html, load_source, write_viewer
 from rlm_docs.viewer.load import MAX_STRING
@@ -20,26 +21,30 @@ HOSTILE = "Revenue table </script><script>window.PWNED=1</script> <!-- end"
 def make_trajectory(path: Path, qid: str, question: str, answer: str, page: int) -> Path:
     """A realistic log written by the engine's own writer: two turns, one batched sub-call
     and one recursive child run with its own turn."""
-    child = Trajectory(root_model="offline", question="child task", depth=1, sub_model="offline")
+    child = TrajectoryWriter(
+        Metadata(root_model="offline", question="child task", depth=1, sub_model="offline")
+    )
     turn = child.iteration([{"role": "user", "content": "summarise the page"}])
-    turn["response"] = "FINAL(child summary)"
-    turn["final_answer"] = "child summary"
-    Trajectory.close(turn)
-    child.result({"answer": ["child summary"], "citations": [], "cost_usd": 0.0})
+    turn.response = "FINAL(child summary)"
+    turn.final_answer = "child summary"
+    child.close(turn)
+    child.result(Result(answer=["child summary"], citations=[], cost_usd=0.0))
 
-    t = Trajectory(
-        root_model="offline",
-        sub_model="offline",
-        question=question,
-        question_id=qid,
-        depth=0,
-        prompt_name="docs",
-        budget={"max_steps": 5},
+    t = TrajectoryWriter(
+        Metadata(
+            root_model="offline",
+            sub_model="offline",
+            question=question,
+            question_id=qid,
+            depth=0,
+            prompt_name="docs",
+            budget={"max_steps": 5},
+        )
     )
     first = t.iteration(
         [{"role": "system", "content": "You are an RLM."}, {"role": "user", "content": question}]
     )
-    first["response"] = "```repl\nhits = search('net sales')\nprint(hits)\n```"
+    first.response = "```repl\nhits = search('net sales')\nprint(hits)\n```"
     ledger = {
         "question_id": qid,
         "depth": 0,
@@ -52,43 +57,42 @@ def make_trajectory(path: Path, qid: str, question: str, answer: str, page: int)
         "call_id": "c000002",
         "error": None,
     }
-    first["code_blocks"].append(
-        {
-            "code": "hits = search('net sales')\nprint(hits)",
-            "result": {
-                "stdout": f"[Hit(document='3M_2018_10K', page={page})] {HOSTILE}",
-                "stderr": "",
-                "locals": {},
-                "execution_time": 0.05,
-                "rlm_calls": [
-                    {
-                        "kind": "llm_query",
-                        "prompt": "Question: net sales?\nPassage ...",
-                        "root_model": "offline",
-                        "response": answer,
-                        "execution_time": 0.01,
-                        "cost_usd": 0.00042,
-                        "ledger": ledger,
-                    },
-                    {
-                        "kind": "rlm_query",
-                        "prompt": "child task",
-                        "root_model": "offline",
-                        "response": "child summary",
-                        "execution_time": 0.02,
-                        "cost_usd": 0.0,
-                        "children": child.lines(),
-                    },
-                ],
-            },
-        }
+    calls = [
+        SubCall(
+            kind="llm_query",
+            prompt="Question: net sales?\nPassage ...",
+            root_model="offline",
+            response=answer,
+            execution_time=0.01,
+            cost_usd=0.00042,
+            ledger=ledger,
+            depth=0,
+            batch=1,
+        ),
+        SubCall(
+            kind="rlm_query",
+            prompt="child task",
+            root_model="offline",
+            response="child summary",
+            execution_time=0.02,
+            cost_usd=0.0,
+            depth=0,
+            child=child.trajectory,
+        ),
+    ]
+    stdout = f"[Hit(document='3M_2018_10K', page={page})] {HOSTILE}"
+    first.code_blocks.append(
+        CodeBlock(
+            "hits = search('net sales')\nprint(hits)",
+            CellResult(stdout=stdout, execution_time=0.05, sub_calls=calls),
+        )
     )
-    first["usage"] = {"input_tokens": 900, "output_tokens": 40, "cost_usd": 0.001}
-    Trajectory.close(first)
+    first.usage = TurnUsage(900, 40, 0.001)
+    t.close(first)
     second = t.iteration([{"role": "user", "content": "REPL output: ..."}])
-    second["response"] = "FINAL_VAR(final_answer)"
-    second["final_answer"] = answer
-    Trajectory.close(second)
+    second.response = "FINAL_VAR(final_answer)"
+    second.final_answer = answer
+    t.close(second)
     pred = Prediction(
         question=question,
         answer=[answer],
@@ -102,7 +106,7 @@ def make_trajectory(path: Path, qid: str, question: str, answer: str, page: int)
         question_id=qid,
         trajectory=str(path),
     )
-    t.result(pred.to_madqa())
+    t.result(Result.from_dict(pred.to_madqa()))
     return t.write(path)
 
 
@@ -198,11 +202,11 @@ def test_html_is_self_contained_and_script_text_cannot_escape(tmp_path):
 
 def test_long_strings_are_clipped(tmp_path):
     log = tmp_path / "big.jsonl"
-    t = Trajectory(root_model="offline", question="big?")
+    t = TrajectoryWriter(Metadata(root_model="offline", question="big?"))
     it = t.iteration([])
-    it["response"] = "x" * (MAX_STRING + 5000)
-    Trajectory.close(it)
-    t.result({"answer": ["y"], "citations": []})
+    it.response = "x" * (MAX_STRING + 5000)
+    t.close(it)
+    t.result(Result(answer=["y"], citations=[]))
     t.write(log)
     response = load_source(log)["questions"][0]["trajectory"]["iterations"][0]["response"]
     assert len(response) < MAX_STRING + 100

@@ -12,6 +12,7 @@ from typing import Any
 from rlm_docs.cli.numbers import count, plural, positive_float, positive_int
 from rlm_docs.cli.retry_notices import retry_notices
 from rlm_docs.cli.terminal import json_text
+from rlm_docs.engine.records import Iteration, SubCall
 from rlm_docs.resources import home_dir
 
 # (flag, Budget field, argparse type, help): 0 is refused where it would make the run pointless
@@ -167,19 +168,18 @@ def _clip(text: str, lines: int = SHOW_LINES, chars: int | None = None) -> str:
     return shown + (f" ... [{', '.join(notes)}]" if notes else "")
 
 
-def _sub_call_lines(call: dict[str, Any]) -> list[str]:
+def _sub_call_lines(call: SubCall) -> list[str]:
     """A sub-call as two short lines: its prompt and its reply (or error), both clipped."""
-    kind = call.get("kind", "llm_query")
-    reply = call.get("error") or call.get("response") or ""
-    prompt = _clip(str(call.get("prompt", "")), CALL_LINES, CALL_CHARS)
+    reply = call.error or call.response or ""
+    prompt = _clip(call.prompt, CALL_LINES, CALL_CHARS)
     answer = _clip(str(reply), CALL_LINES, CALL_CHARS)
     return [
-        f"  ↳ {kind}: " + prompt.replace("\n", "\n      "),
+        f"  ↳ {call.kind}: " + prompt.replace("\n", "\n      "),
         "    → " + answer.replace("\n", "\n      "),
     ]
 
 
-def print_turn(depth: int, record: dict[str, Any]) -> None:
+def print_turn(depth: int, record: Iteration) -> None:
     """One finished turn on stderr: header, each code block in full, its output (clipped), and
     each sub-call's prompt and reply (clipped); child runs print their own turns."""
     from rich.markup import escape
@@ -188,27 +188,27 @@ def print_turn(depth: int, record: dict[str, Any]) -> None:
 
     err = console(stderr=True)
     where = f" (child run, depth {depth})" if depth else ""
-    forced = ", forced final turn" if record.get("forced") else ""
-    seconds = record.get("iteration_time") or 0.0
-    err.print(f"[bold cyan]── turn {record['iteration']}{where}{forced}: {seconds:.1f}s[/]")
-    for block in record.get("code_blocks", []):
-        result = block.get("result", {})
-        err.print(f"[dim]{escape(block['code'].rstrip())}[/dim]")
-        if result.get("stdout"):
-            err.print(escape(_clip(result["stdout"])))
-        if result.get("stderr"):
-            err.print(f"[red]{escape(_clip(result['stderr'], 4))}[/red]")
-        calls = result.get("rlm_calls", [])
+    forced = ", forced final turn" if record.forced else ""
+    seconds = record.iteration_time or 0.0
+    err.print(f"[bold cyan]── turn {record.iteration}{where}{forced}: {seconds:.1f}s[/]")
+    for block in record.code_blocks:
+        result = block.result
+        err.print(f"[dim]{escape(block.code.rstrip())}[/dim]")
+        if result.stdout:
+            err.print(escape(_clip(result.stdout)))
+        if result.stderr:
+            err.print(f"[red]{escape(_clip(result.stderr, 4))}[/red]")
+        calls = result.sub_calls
         if calls:
             err.print(f"[dim]{len(calls)} sub-call(s):[/dim]")
         for call in calls:
             prompt, reply = _sub_call_lines(call)
             err.print(f"[magenta]{escape(prompt)}[/magenta]")
             err.print(escape(reply))
-    if record.get("final_answer") is not None:
-        err.print(f"[green]final: {escape(_clip(str(record['final_answer']), 4))}[/green]")
-    if record.get("notice"):
-        err.print(f"[yellow]{escape(str(record['notice']))}[/yellow]")
+    if record.final_answer is not None:
+        err.print(f"[green]final: {escape(_clip(str(record.final_answer), 4))}[/green]")
+    if record.notice:
+        err.print(f"[yellow]{escape(record.notice)}[/yellow]")
 
 
 def _print(pred: Any) -> None:

@@ -19,12 +19,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rlm_docs.engine.records import SubCall, Trajectory
 from rlm_docs.errors import CorpusError, RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
 
-# (prompt, context) -> (answer text, the child run's trajectory records)
-Spawn = Callable[[str, str | None], tuple[str, list[dict[str, Any]]]]
+# (prompt, context) -> (answer text, the child run's trajectory)
+Spawn = Callable[[str, str | None], tuple[str, Trajectory]]
 
 TRAJECTORY_PROMPT_CHARS = 20_000  # longer prompts are logged as size + sha256 + head
 PROMPT_HEAD_CHARS = 2_000
@@ -76,8 +77,9 @@ class HostFunctions:
         self._allowed = {c.model: c for c in clients} | {c.spec: c for c in clients}
         self.corpus = corpus
         self.spawn = spawn
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[SubCall] = []
         self.omitted = 0  # calls of the current block past MAX_RECORDED_CALLS
+        self.batches = 0  # llm_query_batched calls so far (numbers each batch's members)
         self.cited: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -114,10 +116,16 @@ class HostFunctions:
             if len(self.calls) >= MAX_RECORDED_CALLS:
                 self.omitted += 1
                 return
-            self.calls.append({"kind": kind} | logged_prompt(prompt) | fields)
+            self.calls.append(
+                SubCall(kind=kind, **logged_prompt(prompt), depth=self.gov.depth, **fields)
+            )
 
     def llm_query(self, prompt: str, model: str | None = None) -> str:
         """One sub-model completion for `prompt` (a plain call: no REPL, no iteration)."""
+        return self._query(prompt, model, None)
+
+    def _query(self, prompt: str, model: str | None, batch: int | None) -> str:
+        """`llm_query`, recorded as member of `llm_query_batched` call number `batch`."""
         if not isinstance(prompt, str):
             raise TypeError(f"llm_query: prompt must be a str, got {type(prompt).__name__}")
         client = self._client(model)
@@ -134,6 +142,7 @@ class HostFunctions:
                 response=None,
                 error=f"{type(exc).__name__}: {exc}",
                 execution_time=round(time.perf_counter() - t0, 4),
+                batch=batch,
             )
             raise
         self._record(
@@ -153,6 +162,7 @@ class HostFunctions:
             execution_time=round(c.latency_s, 4),
             cost_usd=c.cost_usd,
             ledger=_ledger_entry(self.gov, c),
+            batch=batch,
         )
         return c.text
 
@@ -178,6 +188,9 @@ class HostFunctions:
         if not all(isinstance(p, str) for p in prompts):
             raise TypeError("llm_query_batched: prompts must be a list of str")
         self._client(model)
+        with self._lock:
+            self.batches += 1
+            batch = self.batches
         results: list[str | None] = [None] * len(prompts)
         refused: list[BudgetExceeded] = []
         stop = threading.Event()
@@ -187,7 +200,7 @@ class HostFunctions:
                 results[i] = f"Error: BudgetExceeded: {refused[0]}"
                 return
             try:
-                results[i] = self.llm_query(prompts[i], model)
+                results[i] = self._query(prompts[i], model, batch)
             except BudgetExceeded as exc:
                 refused.append(exc)
                 stop.set()
@@ -213,16 +226,15 @@ class HostFunctions:
             text = prompt if context is None else f"{prompt}\n\n{context}"
             return self.llm_query(text)
         t0 = time.perf_counter()
-        answer, records = self.spawn(prompt, context)
-        result = next((r for r in records if r.get("type") == "result"), {})
+        answer, child = self.spawn(prompt, context)
         self._record(
             "rlm_query",
             prompt,
-            root_model=records[0].get("root_model") if records else None,
+            root_model=child.metadata.root_model,
             response=answer,
             execution_time=round(time.perf_counter() - t0, 4),
-            cost_usd=result.get("cost_usd"),
-            children=records,
+            cost_usd=child.result.cost_usd if child.result is not None else None,
+            child=child,
         )
         return answer
 

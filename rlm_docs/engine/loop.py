@@ -35,7 +35,16 @@ from typing import Any
 from rlm_docs.engine import prompts
 from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.parsing import find_code_blocks, find_final, prose
-from rlm_docs.engine.trajectory import Trajectory
+from rlm_docs.engine.records import (
+    CellResult,
+    CodeBlock,
+    Iteration,
+    Metadata,
+    Result,
+    Trajectory,
+    TurnUsage,
+)
+from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
@@ -58,7 +67,7 @@ class Settings:
     limits: Limits | None
     child_share: float
     max_output_chars: int
-    on_turn: Callable[[int, dict[str, Any]], None] | None = None
+    on_turn: Callable[[int, Iteration], None] | None = None
     sub_calls: bool = True
     confirm_final: bool = True
 
@@ -69,11 +78,12 @@ class Outcome:
 
     value: Any = None
     stop_reason: str = "final"
+    stop_axis: str | None = None  # the limit that ended the run (see `Prediction.stop_axis`)
     error: str | None = None
     cited: list[dict[str, Any]] = field(default_factory=list)
     read: list[dict[str, Any]] = field(default_factory=list)
     variables: dict[str, str] = field(default_factory=dict)
-    trajectory: Trajectory | None = None
+    trajectory: TrajectoryWriter | None = None
     refusal: BudgetExceeded | None = None  # why the last call was refused, if one was
 
 
@@ -100,13 +110,9 @@ def _truncate(text: str, limit: int) -> str:
     return text[:limit] + f"\n... [{len(text) - limit} more characters truncated]"
 
 
-def _record_reply(record: dict[str, Any], reply: Completion) -> None:
-    record["response"] = reply.text
-    record["usage"] = {
-        "input_tokens": reply.usage.input_tokens,
-        "output_tokens": reply.usage.output_tokens,
-        "cost_usd": reply.cost_usd,
-    }
+def _record_reply(record: Iteration, reply: Completion) -> None:
+    record.response = reply.text
+    record.usage = TurnUsage(reply.usage.input_tokens, reply.usage.output_tokens, reply.cost_usd)
 
 
 class Run:
@@ -140,37 +146,39 @@ class Run:
             sub_calls=settings.sub_calls,
         )
         self.max_steps = gov.budget.max_steps
-        self.traj = Trajectory(
-            root_model=settings.client.model,
-            max_depth=gov.budget.max_depth,
-            max_iterations=self.max_steps,
-            backend=settings.client.backend,
-            backend_kwargs={"model_name": settings.client.model},
-            environment_type="rlm-docs-sandbox",
-            environment_kwargs={
-                "corpus": str(store) if store else None,
-                "context_chars": len(context) if context is not None else None,
-                "limits": asdict(settings.limits) if settings.limits is not None else None,
-            },
-            other_backends=[settings.sub_client.spec],
-            sub_model=settings.sub_client.spec,
-            question=question,
-            question_id=question_id,
-            prompt_name=settings.prompt,
-            sub_calls=settings.sub_calls,
-            budget=asdict(gov.budget),
-            depth=gov.depth,
+        self.traj = TrajectoryWriter(
+            Metadata(
+                root_model=settings.client.model,
+                max_depth=gov.budget.max_depth,
+                max_iterations=self.max_steps,
+                backend=settings.client.backend,
+                backend_kwargs={"model_name": settings.client.model},
+                environment_type="rlm-docs-sandbox",
+                environment_kwargs={
+                    "corpus": str(store) if store else None,
+                    "context_chars": len(context) if context is not None else None,
+                    "limits": asdict(settings.limits) if settings.limits is not None else None,
+                },
+                other_backends=[settings.sub_client.spec],
+                sub_model=settings.sub_client.spec,
+                question=question,
+                question_id=question_id,
+                prompt_name=settings.prompt,
+                sub_calls=settings.sub_calls,
+                budget=asdict(gov.budget),
+                depth=gov.depth,
+            )
         )
 
-    def _close(self, record: dict[str, Any]) -> None:
+    def _close(self, record: Iteration) -> None:
         """End an iteration record and show it to the `on_turn` observer (e.g. `ask -v`)."""
-        Trajectory.close(record)
+        self.traj.close(record)
         if self.s.on_turn is not None:
             self.s.on_turn(self.gov.depth, record)
 
     # -- recursion ----------------------------------------------------------------------------
 
-    def _spawn(self, prompt: str, context: str | None) -> tuple[str, list[dict[str, Any]]]:
+    def _spawn(self, prompt: str, context: str | None) -> tuple[str, Trajectory]:
         """Run a child; BudgetExceeded (raised in the parent's code) if it cannot make a call."""
         child_gov = self.gov.child(self.s.child_share)
         child = Run(
@@ -189,18 +197,19 @@ class Run:
         text = answer_text(outcome.value)
         totals = child_gov.totals()
         child.traj.result(
-            {
-                "answer": text,
-                "stop_reason": outcome.stop_reason,
-                "error": outcome.error,
-                "cost_usd": totals["cost_usd"],
-                "input_tokens": totals["input_tokens"],
-                "output_tokens": totals["output_tokens"],
-                "steps": totals["steps"],
-                "variables": outcome.variables,
-            }
+            Result(
+                answer=text,
+                steps=totals["steps"],
+                input_tokens=totals["input_tokens"],
+                output_tokens=totals["output_tokens"],
+                cost_usd=totals["cost_usd"],
+                stop_reason=outcome.stop_reason,
+                stop_axis=outcome.stop_axis,
+                error=outcome.error,
+                variables=outcome.variables,
+            )
         )
-        return text, child.traj.lines()
+        return text, child.traj.trajectory
 
     # -- prompts ------------------------------------------------------------------------------
 
@@ -271,9 +280,7 @@ class Run:
             if isinstance(item, list) and len(item) == 2
         ]
 
-    def _run_code(
-        self, sb: Sandbox, reply: str, record: dict[str, Any]
-    ) -> list[tuple[str, Any, str]]:
+    def _run_code(self, sb: Sandbox, reply: str, record: Iteration) -> list[tuple[str, Any, str]]:
         """Run the reply's blocks: (code, result, engine note on the cell) for each."""
         ran = []
         for code in find_code_blocks(reply):
@@ -284,19 +291,18 @@ class Run:
                 self._prepare(sb)
             note = self._unread_citations(sb, self.host.cited[cited:])
             ran.append((code, r, note))
-            record["code_blocks"].append(
-                {
-                    "code": code,
-                    "result": {
-                        "stdout": r.stdout,
-                        "stderr": r.error or "",
-                        "locals": {},
-                        "execution_time": round(r.duration_s, 4),
-                        "rlm_calls": self.host.calls,
-                        "rlm_calls_omitted": self.host.omitted,
-                        "restarted": r.restarted,
-                    },
-                }
+            record.code_blocks.append(
+                CodeBlock(
+                    code,
+                    CellResult(
+                        stdout=r.stdout,
+                        stderr=r.error or "",
+                        execution_time=round(r.duration_s, 4),
+                        sub_calls=self.host.calls,
+                        sub_calls_omitted=self.host.omitted,
+                        restarted=r.restarted,
+                    ),
+                )
             )
         return ran
 
@@ -428,7 +434,7 @@ class Run:
         while True:
             axis = self._out_of_steps()
             if axis is not None and pending:  # no step left to confirm: the answer stands
-                outcome.value, outcome.stop_reason = pending[0], "final"
+                outcome.value, outcome.stop_reason, outcome.stop_axis = pending[0], "final", axis
                 return
             if axis is not None:
                 self._forced(sb, messages, feedback, axis, outcome)
@@ -451,7 +457,7 @@ class Run:
             except BudgetExceeded as exc:
                 messages.pop()
                 self._close(record)
-                record["notice"] = str(exc)
+                record.notice = str(exc)
                 self._forced(sb, messages, feedback, exc.axis, outcome)
                 return
             except RlmDocsError as exc:
@@ -462,7 +468,7 @@ class Run:
             ran = self._run_code(sb, reply.text, record)
             confirming = bool(pending)
             if confirming:
-                record["confirmation"] = True
+                record.confirmation = True
             pending.clear()
             done, value, problem, by_answer = self._final_value(sb, reply.text, confirming)
             if done and by_answer and any(r.error for _, r, _ in ran):
@@ -471,7 +477,7 @@ class Run:
                 done, problem = False, self._confirm_text(value)
                 pending.append(value)
             if done:
-                record["final_answer"] = answer_text(value)
+                record.final_answer = answer_text(value)
                 self._close(record)
                 outcome.value, outcome.stop_reason = value, "final"
                 return
@@ -479,7 +485,7 @@ class Run:
             feedback = self._feedback(ran) if ran or not problem else ""
             if problem:
                 feedback = (feedback + "\n\n" if feedback else "") + problem
-            record["notice"] = self.gov.notice()
+            record.notice = self.gov.notice()
             self._close(record)
 
     def _should_confirm(self, ran: list[tuple[str, Any, str]]) -> bool:
@@ -493,20 +499,22 @@ class Run:
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
     ) -> None:
-        """One last turn asking for FINAL(...) now; `budget` if even that call is refused."""
+        """One last turn asking for FINAL(...) now; `budget` if even that call is refused.
+        `axis` (the limit that ended the loop) is the run's `stop_axis` either way."""
+        outcome.stop_axis = axis
         reason = f"The {axis.replace('_', ' ')} budget is exhausted."
         text = prompts.render(
             "turn_forced", feedback=feedback, reason=reason, question=self.question
         )
         messages.append({"role": "user", "content": text})
         record = self.traj.iteration(prompt=[messages[-1]])
-        record["forced"] = True
+        record.forced = True
         try:
             if self.gov.depth > 0:  # a child's forced turn is one of its steps
                 self.gov.step()
             reply = self._call_root(messages)
         except BudgetExceeded as exc:
-            record["notice"] = str(exc)
+            record.notice = str(exc)
             self._close(record)
             outcome.stop_reason, outcome.refusal = "budget", exc
             return
@@ -517,6 +525,6 @@ class Run:
         _record_reply(record, reply)
         done, value, _, _ = self._final_value(sb, reply.text)
         outcome.value = value if done else prose(reply.text)  # no code runs on this turn
-        record["final_answer"] = answer_text(outcome.value)
+        record.final_answer = answer_text(outcome.value)
         self._close(record)
         outcome.stop_reason = "forced"

@@ -4,6 +4,26 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 STOP_REASONS = ("final", "forced", "budget", "error")
+# The effort every system records per question (the `Prediction` fields of the same names, and
+# the columns of results.jsonl / predictions.parquet): the one list everybody imports.
+EFFORT_FIELDS = (
+    "steps",
+    "sub_calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "wall_s",
+    "max_depth",
+)
+# The effort measures reports compare questions and runs on (bootstrap intervals, Kuiper):
+# EFFORT_FIELDS with `total_tokens` (input + output) added, and without dollars (reported
+# as totals beside them) and depth (a setting more than an effort).
+EFFORT_MEASURES = ("steps", "sub_calls", "input_tokens", "output_tokens", "total_tokens", "wall_s")
+
+
+def effort_from_totals(totals: dict[str, Any]) -> dict[str, Any]:
+    """EFFORT_FIELDS from a governor's `totals()` (a step is a root call: see `Prediction`)."""
+    return {"steps": totals["root_calls"]} | {f: totals[f] for f in EFFORT_FIELDS[1:]}
 
 
 @dataclass
@@ -20,6 +40,10 @@ class Prediction:
     answered on the forced last turn, or a baseline's own last turn), `budget` (even that turn
     was refused; the answer is built from evidence so far), `error` (an unrecoverable model or
     sandbox failure).
+    `stop_axis`: the limit that ended the run, as data (inspect_ai's `EvalSample.limit`): a
+    governor axis (`steps`, `sub_calls`, `input_tokens`, `output_tokens`, `cost_usd`, `wall_s`)
+    when a limit forced the last turn or refused it (`forced` / `budget`; also `final` when a
+    limit cut a confirmation turn short, so the unconfirmed answer stood), else None.
     `info`: system-specific facts a reader of the results needs (e.g. how much of the corpus a
     `long-context` call kept, how many chunks `map-reduce` read); in `to_madqa()` when set.
     """
@@ -35,6 +59,7 @@ class Prediction:
     wall_s: float = 0.0
     max_depth: int = 0
     stop_reason: str = "final"
+    stop_axis: str | None = None
     trajectory: str | None = None
     question_id: str | None = None
     raw_answer: str = ""
@@ -58,6 +83,7 @@ class Prediction:
             "wall_s": round(self.wall_s, 3),
             "max_depth": self.max_depth,
             "stop_reason": self.stop_reason,
+            "stop_axis": self.stop_axis,
             "trajectory": self.trajectory,
         }
         if self.error:

@@ -368,9 +368,9 @@ class Trajectory:
         """Read version 1 or 2 records; DatasetError when line 1 is not a metadata record or a
         record has a bad shape. Unknown record types are skipped (as rlms readers do)."""
         if not isinstance(records, list) or not records:
-            raise DatasetError("not a trajectory: it has no records")
+            raise DatasetError("not an rlm-docs trajectory (it has no records)")
         if not isinstance(records[0], dict) or records[0].get("type") != Metadata.TYPE:
-            raise DatasetError("not a trajectory: the first record must be of type 'metadata'")
+            raise DatasetError("not an rlm-docs trajectory (line 1 must be a 'metadata' record)")
         traj = cls(Metadata.from_dict(records[0]))
         for record in records[1:]:
             kind = record.get("type") if isinstance(record, dict) else None

@@ -28,7 +28,8 @@ from rlm_docs.engine import prompts
 from rlm_docs.engine.citations import with_fallback
 from rlm_docs.engine.extract import REFUSAL, from_structured, heuristic_answer, parse_answer
 from rlm_docs.engine.loop import Outcome, Run, Settings, answer_text
-from rlm_docs.engine.prediction import Prediction
+from rlm_docs.engine.prediction import Prediction, effort_from_totals
+from rlm_docs.engine.records import Iteration, Result, Trajectory
 from rlm_docs.engine.trajectory import trajectory_file
 from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
@@ -58,9 +59,9 @@ class RLM:
     `corpus`: a `Corpus` or a store path. `model` / `sub_model`: model strings or clients
     (defaults: RLM_DOCS_MODEL or `offline`; RLM_DOCS_SUB_MODEL or the root model). `prompt`:
     `docs` or `madqa`. `log_dir`: where trajectory JSONL files go (None: not written).
-    `ledger`: a shared `Ledger` to collect every call across questions. `on_turn(depth, record)`
+    `ledger`: a shared `Ledger` to collect every call across questions. `on_turn(depth, it)`
     is called as each turn (of the root run or of a child `rlm_query` run) ends, with its
-    trajectory record: live progress for long runs with real models. `sub_calls=False` is the
+    trajectory `Iteration`: live progress for long runs with real models. `sub_calls=False` is the
     RLM paper's ablation: the REPL without `llm_query` / `llm_query_batched` / `rlm_query` (not
     bound, and the prompt does not mention them). `confirm_final`: a
     finishing turn (`answer["ready"] = True`) whose code printed output gets one confirmation
@@ -80,7 +81,7 @@ class RLM:
         ledger: Ledger | None = None,
         child_share: float = 0.5,
         max_output_chars: int = 20_000,
-        on_turn: Callable[[int, dict[str, Any]], None] | None = None,
+        on_turn: Callable[[int, Iteration], None] | None = None,
         sub_calls: bool = True,
         confirm_final: bool = True,
     ) -> None:
@@ -105,7 +106,7 @@ class RLM:
         self.budget = budget or Budget()
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.ledger = ledger if ledger is not None else Ledger()
-        self.last_records: list[dict[str, Any]] = []
+        self.last_trajectory: Trajectory | None = None  # of the last `ask` (API keys masked)
         self._store: Path | None = self.corpus.path
         self._tmp: tempfile.TemporaryDirectory | None = None
 
@@ -140,39 +141,27 @@ class RLM:
             citations, rejected, source = with_fallback(
                 self.corpus, cited, outcome.cited, outcome.read
             )
-        totals = gov.totals()
         pred = Prediction(
             question=question,
             answer=answer,
             citations=citations,
-            steps=totals["root_calls"],
-            sub_calls=totals["sub_calls"],
-            input_tokens=totals["input_tokens"],
-            output_tokens=totals["output_tokens"],
-            cost_usd=totals["cost_usd"],
-            wall_s=time.perf_counter() - t0,
-            max_depth=totals["max_depth"],
             stop_reason=outcome.stop_reason,
+            stop_axis=outcome.stop_axis,
             question_id=question_id,
             raw_answer=answer_text(outcome.value),
             error=outcome.error,
+            **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
         )
-        traj = run.traj
         if self.log_dir is not None:
             pred.trajectory = str(trajectory_file(self.log_dir, question_id))
-        traj.result(
-            pred.to_madqa()
-            | {
-                "raw_answer": pred.raw_answer,
-                "citation_source": source,
-                "rejected_citations": rejected,
-                "extraction": extract_note,
-                "variables": outcome.variables,
-            }
-        )
-        self.last_records = traj.lines()
+        result = Result.from_dict(pred.to_madqa())
+        result.raw_answer = pred.raw_answer
+        result.citation_source, result.rejected_citations = source, rejected
+        result.extraction, result.variables = extract_note, outcome.variables
+        run.traj.result(result)
+        self.last_trajectory = run.traj.redacted()
         if pred.trajectory is not None:
-            traj.write(pred.trajectory)
+            run.traj.write(pred.trajectory)
         return pred
 
     def _answer(

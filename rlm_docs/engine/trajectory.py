@@ -1,6 +1,10 @@
 """Per-question trajectory log (JSONL), close to the rlms logger so its visualizer can open it.
 
-Format `rlm-docs.trajectory` version 1. Line 1 is the metadata record, then one record per
+The records are the types of `rlm_docs.engine.records` (each field documented there): the engine
+and the baseline systems build them through `TrajectoryWriter`, and every reader (viewer,
+notebook, CLI, decomposition) goes through `load_trajectory` / `Trajectory.from_records`.
+
+Format `rlm-docs.trajectory` version 2. Line 1 is the metadata record, then one record per
 root iteration, then one result record:
 
 - `{"type": "metadata", ...}`: rlms' `RLMMetadata` keys (`root_model`, `max_depth`,
@@ -28,6 +32,14 @@ Differences from rlms, all additive except the first two:
    (tokens and cost of the root call) and `forced` (the forced final turn).
 6. The extra `result` record at the end; rlms readers skip unknown record types.
 
+Version 2 (this writer) adds to version 1, which still loads:
+- each `rlm_calls` entry: `depth` (of the run whose code made the call) and `batch` (the number
+  of the `llm_query_batched` call it was part of, or null);
+- the `result` record: `stop_axis`, the limit that ended the run (null if none did);
+- every record carries every non-optional field of its type (a baseline's metadata gains
+  `depth`, a map-reduce cell `execution_time`/`rlm_calls_omitted`/`restarted`), and a child
+  run's result leaves out a null `error`.
+
 Secrets: every string is passed through `redact()`, which replaces the values of the API-key
 environment variables, so a key echoed by a model or an error message never reaches disk.
 """
@@ -41,12 +53,10 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
-from rlm_docs.engine.records import Trajectory as TrajectoryLog
+from rlm_docs.engine.records import Iteration, Metadata, Result, Trajectory
 from rlm_docs.errors import DatasetError
 from rlm_docs.jsonl import read_jsonl
 
-FORMAT = "rlm-docs.trajectory"
-VERSION = 1
 _SECRET_VARS = ("OPENAI_API_KEY", "MISTRAL_API_KEY")
 _KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,})")
 
@@ -73,46 +83,39 @@ def _redact(value: Any, secrets: list[str]) -> Any:
     return value
 
 
-class Trajectory:
-    """Records of one RLM run (root or child), written as JSONL once the run ends."""
+class TrajectoryWriter:
+    """Builds the typed records of one run (root or child) as it goes; written once it ends."""
 
-    def __init__(self, **metadata: Any) -> None:
-        self.records: list[dict[str, Any]] = [
-            {"type": "metadata", "format": FORMAT, "version": VERSION, "timestamp": _now()}
-            | metadata
-        ]
+    def __init__(self, metadata: Metadata) -> None:
+        metadata.timestamp = metadata.timestamp or _now()
+        self.trajectory = Trajectory(metadata)
+        self._started: dict[int, float] = {}  # id(iteration) -> perf_counter at its start
 
-    def iteration(self, prompt: list[dict[str, Any]]) -> dict[str, Any]:
+    def iteration(self, prompt: list[dict[str, Any]]) -> Iteration:
         """Start the next iteration record (filled in by the loop as the turn proceeds)."""
-        record: dict[str, Any] = {
-            "type": "iteration",
-            "iteration": sum(r["type"] == "iteration" for r in self.records) + 1,
-            "timestamp": _now(),
-            "prompt": prompt,
-            "response": "",
-            "code_blocks": [],
-            "final_answer": None,
-            "iteration_time": None,
-            "notice": None,
-            "usage": None,
-            "forced": False,
-            "_t0": time.perf_counter(),
-        }
-        self.records.append(record)
-        return record
+        it = Iteration(
+            iteration=len(self.trajectory.iterations) + 1, timestamp=_now(), prompt=prompt
+        )
+        self.trajectory.iterations.append(it)
+        self._started[id(it)] = time.perf_counter()
+        return it
 
-    @staticmethod
-    def close(record: dict[str, Any]) -> None:
+    def close(self, it: Iteration) -> None:
         """Stamp an iteration's duration."""
-        record["iteration_time"] = round(time.perf_counter() - record.pop("_t0"), 4)
+        it.iteration_time = round(time.perf_counter() - self._started.pop(id(it)), 4)
 
-    def result(self, prediction: dict[str, Any]) -> None:
-        self.records.append({"type": "result", "timestamp": _now()} | prediction)
+    def result(self, result: Result) -> None:
+        """The final record (stamped with the time the run ended)."""
+        result.timestamp = _now()
+        self.trajectory.result = result
+
+    def redacted(self) -> Trajectory:
+        """A copy with API keys masked: what may leave the process (files, notebooks)."""
+        return Trajectory.from_records(self.lines())
 
     def lines(self) -> list[dict[str, Any]]:
         """All records, redacted and JSON-able."""
-        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.records]
-        return redact(clean)
+        return redact(self.trajectory.to_records())
 
     def write(self, path: str | os.PathLike) -> Path:
         """Write the JSONL file atomically (never a half-written log)."""
@@ -121,18 +124,12 @@ class Trajectory:
         return Path(path)
 
 
-def read_trajectory(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Records of a trajectory file (for the viewer, notebooks and tests)."""
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def load_trajectory(path: str | os.PathLike) -> TrajectoryLog:
+def load_trajectory(path: str | os.PathLike) -> Trajectory:
     """The one reader of trajectory files (version 1 or 2) as typed records; DatasetError
     naming the file (and line) when it is not a readable trajectory."""
     records = read_jsonl(Path(path))
     try:
-        return TrajectoryLog.from_records(records)
+        return Trajectory.from_records(records)
     except DatasetError as exc:
         raise DatasetError(f"{path}: {exc}") from None
 

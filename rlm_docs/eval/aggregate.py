@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
 from rlm_docs.eval.effort import kuiper, kuiper_bootstrap, wasted_effort_ratio
@@ -24,7 +25,6 @@ from rlm_docs.eval.taxonomy import ERROR_TYPES, unchecked_comprehension
 Row = Mapping[str, Any]
 MEAN_METRICS = ("score", "anls")
 NA_METRICS = ("page_f1", "doc_f1")
-EFFORT_FIELDS = ("steps", "sub_calls", "input_tokens", "output_tokens", "total_tokens", "wall_s")
 
 
 def effort_value(row: Row, measure: str) -> float:
@@ -82,7 +82,7 @@ def summarize(
     if judged:
         rg = rogan_gladen(out["accuracy"]["value"] if n else 0.0, n, sensitivity, specificity)
         out["accuracy_corrected"] = {"value": rg.estimate, "low": rg.low, "high": rg.high}
-    for name in EFFORT_FIELDS:
+    for name in EFFORT_MEASURES:
         out[name] = _interval([effort_value(r, name) for r in rows], seed, n_boot)
     out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import spearmanr
 
-EFFORT_MEASURES = ("steps", "sub_calls", "input_tokens", "output_tokens", "total_tokens", "wall_s")
-
 
 @dataclass(frozen=True)
 class KuiperResult:

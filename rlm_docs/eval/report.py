@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
+from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval import plots
 from rlm_docs.eval.aggregate import (
-    EFFORT_FIELDS,
     by_group,
     effort_value,
     headline_accuracy,
@@ -293,7 +293,7 @@ def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
 
 
 def _correlation_rows(run: RunReport) -> list[list[str]]:
-    columns = {m: [effort_value(r, m) for r in run.rows] for m in EFFORT_FIELDS}
+    columns = {m: [effort_value(r, m) for r in run.rows] for m in EFFORT_MEASURES}
     return [
         [a, b, "n/a" if math.isnan(rho) else f"{rho:.2f}"]
         for (a, b), rho in effort_correlations(columns).items()

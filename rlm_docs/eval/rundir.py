@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rlm_docs.atomic import atomic_write_bytes, atomic_write_text
+from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.errors import ConfigError, DatasetError
 from rlm_docs.eval.scoring import SCORING_VERSION, rescore
 
@@ -197,13 +198,11 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
         "status": "missing",
         "answer": [],
         "citations": [],
-        "steps": 0,
-        "sub_calls": 0,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "total_tokens": 0,
-        "cost_usd": 0.0,
+        **dict.fromkeys(EFFORT_FIELDS, 0),
+        "cost_usd": 0.0,  # the float fields stay floats in the Parquet column
         "wall_s": 0.0,
+        "total_tokens": 0,
+        "stop_axis": None,
         "anls": 0.0,
         "score": 0.0,
         "stage": "missing",

@@ -261,7 +261,8 @@ def cell_html(result: Any) -> str:
 
 def show(obj: Any, corpus: Any = None) -> Rich:
     """The rich view of a corpus, hits, prediction (with cited-page text when `corpus` is
-    given), ledger, cell result or trajectory records."""
+    given), ledger, cell result or trajectory (typed, or its records)."""
+    from rlm_docs.engine.records import Trajectory
     from rlm_docs.notebook.trajectory_view import TrajectoryView
 
     kind = type(obj).__name__
@@ -275,6 +276,8 @@ def show(obj: Any, corpus: Any = None) -> Rich:
         return Rich(cell_html(obj), cell_text(obj))
     if kind == "Hit":
         obj = [obj]
+    if isinstance(obj, Trajectory):
+        obj = TrajectoryView(obj)
     if isinstance(obj, TrajectoryView):
         return Rich(obj._repr_html_(), repr(obj))
     if isinstance(obj, Iterable) and not isinstance(obj, str | bytes | dict):

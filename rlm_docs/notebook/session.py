@@ -161,7 +161,7 @@ class Session:
             log_dir=log_dir if log_dir is not None else home_dir() / "runs",
         )
         prediction = rlm.ask(question)
-        self.last_trajectory = TrajectoryView(rlm.last_records)
+        self.last_trajectory = TrajectoryView(rlm.last_trajectory)
         return prediction
 
     # -- display -----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import Prediction
+from rlm_docs.engine.records import Iteration
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
@@ -230,7 +231,7 @@ def _stream(service: Service, body: dict[str, Any]) -> StreamingResponse:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
-    def on_turn(depth: int, record: dict[str, Any]) -> None:  # in the run's thread
+    def on_turn(depth: int, record: Iteration) -> None:  # in the run's thread
         loop.call_soon_threadsafe(queue.put_nowait, wire.progress(depth, record))
 
     req, echo = service.plan(body, on_turn)

@@ -18,6 +18,7 @@ from typing import Any
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM, Prediction
+from rlm_docs.engine.records import Iteration
 from rlm_docs.errors import ModelError
 from rlm_docs.governor import Budget, Ledger
 from rlm_docs.models import Client, Completion
@@ -57,7 +58,7 @@ class RunRequest:
     model: Client
     sub_model: Client
     budget: Budget
-    on_turn: Callable[[int, dict[str, Any]], None] | None = None
+    on_turn: Callable[[int, Iteration], None] | None = None
 
 
 @dataclass

@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from rlm_docs.engine import Prediction
+from rlm_docs.engine.records import Iteration
 
 MODEL_ID = "rlm-docs"
 
@@ -112,18 +113,17 @@ def sse(data: dict[str, Any] | str) -> str:
     return f"data: {data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def progress(depth: int, record: dict[str, Any]) -> dict[str, Any]:
+def progress(depth: int, record: Iteration) -> dict[str, Any]:
     """What a finished turn tells a streaming caller: counts, not model code or page text."""
-    blocks = record.get("code_blocks", [])
     return {
-        "turn": record.get("iteration"),
+        "turn": record.iteration,
         "depth": depth,
-        "code_blocks": len(blocks),
-        "sub_calls": sum(len(b.get("result", {}).get("rlm_calls", [])) for b in blocks),
-        "errors": sum(1 for b in blocks if b.get("result", {}).get("stderr")),
-        "seconds": round(float(record.get("iteration_time") or 0.0), 3),
-        "forced": bool(record.get("forced")),
-        "final": record.get("final_answer") is not None,
+        "code_blocks": len(record.code_blocks),
+        "sub_calls": len(record.sub_calls),
+        "errors": sum(1 for b in record.code_blocks if b.result.stderr),
+        "seconds": round(float(record.iteration_time or 0.0), 3),
+        "forced": record.forced,
+        "final": record.final_answer is not None,
     }
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Protocol
 
-from rlm_docs.engine.prediction import Prediction
-from rlm_docs.engine.trajectory import Trajectory, trajectory_file
+from rlm_docs.engine.prediction import Prediction, effort_from_totals
+from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
+from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
@@ -59,61 +60,49 @@ def make_system(name: str, config: SystemConfig) -> System:
     return factory(config)
 
 
-def effort_fields(governor: Governor) -> dict[str, Any]:
-    """Prediction effort fields from the governor's roll-up (steps, sub-calls, tokens, $, wall)."""
-    t = governor.totals()
-    return {
-        "steps": t["root_calls"],  # the definition of a step: see `Prediction`
-        "sub_calls": t["sub_calls"],
-        "input_tokens": t["input_tokens"],
-        "output_tokens": t["output_tokens"],
-        "cost_usd": t["cost_usd"],
-        "wall_s": t["wall_s"],
-        "max_depth": t["max_depth"],
-    }
-
-
 def new_trajectory(
     config: SystemConfig, system: str, question: Question, **extra: Any
-) -> Trajectory:
-    """A trajectory in the engine's format (so the viewer opens baseline runs too)."""
-    return Trajectory(
-        root_model=config.model,
-        backend=config.model.partition(":")[0],
-        max_depth=0,
-        environment_type=system,
-        question=question.question,
-        question_id=question.id,
-        system=system,
-        budget=vars(config.budget),
-        **extra,
-    )
+) -> TrajectoryWriter:
+    """A trajectory in the engine's format (so the viewer opens baseline runs too); `extra`:
+    the system's own metadata (e.g. `max_iterations`, `chunk_tokens`)."""
+    metadata = {
+        "root_model": config.model,
+        "backend": config.model.partition(":")[0],
+        "max_depth": 0,
+        "environment_type": system,
+        "question": question.question,
+        "question_id": question.id,
+        "system": system,
+        "budget": vars(config.budget),
+    }
+    return TrajectoryWriter(Metadata.from_dict(metadata | extra))
 
 
 def finish(
     config: SystemConfig,
-    trajectory: Trajectory,
+    trajectory: TrajectoryWriter,
     governor: Governor,
     prediction: Prediction,
     start: float,
 ) -> Prediction:
     """Fill the effort fields from the governor, then write the trajectory (if logging)."""
-    for key, value in effort_fields(governor).items():
+    for key, value in effort_from_totals(governor.totals()).items():
         setattr(prediction, key, value)
     prediction.wall_s = time.perf_counter() - start
     if config.log_dir is not None:
         path = trajectory_file(config.log_dir, prediction.question_id)
         prediction.trajectory = str(path)
-        trajectory.result(prediction.to_madqa())
+        trajectory.result(Result.from_dict(prediction.to_madqa()))
         trajectory.write(path)
     return prediction
 
 
 def answer_call(
     client: Any,
+    trajectory: TrajectoryWriter,
     governor: Governor,
     messages: list[dict[str, Any]],
-    record: dict[str, Any],
+    record: Iteration,
     prediction: Prediction,
 ) -> Reply | None:
     """One root step and one answering call, parsed into `prediction` (answer, raw answer) and
@@ -123,17 +112,23 @@ def answer_call(
         governor.step()
         completion = governor.call(client, messages, role="root")
     except BudgetExceeded as exc:
-        prediction.stop_reason, record["notice"] = "budget", str(exc)
-        Trajectory.close(record)
+        prediction.stop_reason, prediction.stop_axis = "budget", exc.axis
+        record.notice = str(exc)
+        trajectory.close(record)
         return None
     except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
         prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
-        Trajectory.close(record)
+        trajectory.close(record)
         return None
     reply = read_reply(completion.text, allow_search=False)
-    record["response"] = completion.text
-    record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
-    record["final_answer"] = reply.answer
-    Trajectory.close(record)
+    record.response = completion.text
+    record.usage = turn_usage(completion)
+    record.final_answer = reply.answer
+    trajectory.close(record)
     prediction.answer, prediction.raw_answer = reply.answer, completion.text
     return reply
+
+
+def turn_usage(completion: Any) -> TurnUsage:
+    """The trajectory usage of a root call (token counts, cached tokens, dollars)."""
+    return TurnUsage.from_dict(completion.usage.__dict__ | {"cost_usd": completion.cost_usd})

@@ -16,7 +16,7 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client
-from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory, turn_usage
 from rlm_docs.systems.replies import Reply, page_block, read_reply
 from rlm_docs.templates import render
 
@@ -61,6 +61,7 @@ class Bm25Agent:
         )
         reply: Reply | None = None
         stop_reason, error, sent = "forced", None, 0
+        axis: str | None = None  # the limit that forced the last turn (`Prediction.stop_axis`)
         for turn in range(1, self.max_iterations + 1):
             last = turn == self.max_iterations
             if last:
@@ -72,9 +73,9 @@ class Bm25Agent:
                     governor.step()
                     completion = governor.call(self.client, list(messages), role="root")
                 except BudgetExceeded as exc:
-                    last, stop_reason = True, "budget"
+                    last, stop_reason, axis = True, "budget", exc.axis
                     messages.append({"role": "user", "content": f"{exc}. {LAST_TURN}"})
-                    record["prompt"], record["forced"] = messages[sent - 1 :], True
+                    record.prompt, record.forced = messages[sent - 1 :], True
                     sent = len(messages)
                     completion = governor.call(self.client, list(messages), role="root")
             except BudgetExceeded:  # even the final answering turn is refused
@@ -87,15 +88,17 @@ class Bm25Agent:
             messages.append({"role": "assistant", "content": completion.text})
             sent = len(messages)
             reply = read_reply(completion.text, allow_search=not last)
-            record["response"] = completion.text
-            record["usage"] = completion.usage.__dict__ | {"cost_usd": completion.cost_usd}
+            record.response = completion.text
+            record.usage = turn_usage(completion)
             if reply.query is None:
-                record["final_answer"] = reply.answer
+                record.final_answer = reply.answer
                 trajectory.close(record)
                 stop_reason = "forced" if last else "final"
+                if last and axis is None:  # the agent's own turn limit T is a step limit
+                    axis = "steps"
                 break
             text, pages = self._search(reply.query)
-            record["search"] = {"query": reply.query, "results": pages}
+            record.extra["search"] = {"query": reply.query, "results": pages}
             messages.append({"role": "user", "content": text})
             trajectory.close(record)
         final = reply if reply is not None and reply.query is None else Reply()
@@ -110,6 +113,7 @@ class Bm25Agent:
                 answer=final.answer,
                 citations=citations,
                 stop_reason=stop_reason,
+                stop_axis=axis,
                 raw_answer=messages[-1]["content"] if messages[-1]["role"] == "assistant" else "",
                 error=error,
             ),

@@ -110,11 +110,11 @@ class LongContext:
         messages = [{"role": "user", "content": prompt}]
         trajectory = new_trajectory(self.config, self.name, question, context=context)
         record = trajectory.iteration([{"role": "user", "content": logged}])
-        record["context"] = context
+        record.extra["context"] = context
         prediction = Prediction(
             question=question.question, question_id=question.id, info={"context": context}
         )
-        reply = answer_call(self.client, governor, messages, record, prediction)
+        reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
         if reply is not None:
             prediction.citations, _ = validate(self.corpus, reply.citations)
         return finish(self.config, trajectory, governor, prediction, start)

@@ -14,11 +14,13 @@ prediction's `info["map"]`.
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from rlm_docs.engine.citations import validate
 from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.prediction import Prediction
+from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
@@ -71,7 +73,7 @@ class MapReduce:
                 self._chunks = chunk_pages(self.corpus, self.chunk_tokens)
             return self._chunks
 
-    def _map(self, question: str, governor: Governor) -> tuple[list[str], list[dict[str, Any]]]:
+    def _map(self, question: str, governor: Governor) -> tuple[list[str], list[SubCall]]:
         """Notes per chunk, in order, until the budget refuses a whole batch; and the sub-calls
         as trajectory `rlm_calls` (each prompt shortened to its chunk's label: the text is in
         the store, and a log of every chunk per question would be the corpus many times)."""
@@ -98,7 +100,7 @@ class MapReduce:
             except BudgetExceeded:
                 break
             done += len(prompts)
-        calls = [c | {"prompt": labels.get(c["prompt"], c["prompt"])} for c in host.calls]
+        calls = [replace(c, prompt=labels.get(c.prompt, c.prompt)) for c in host.calls]
         return notes, calls
 
     def _reduce_prompt(self, question: str, notes: list[str]) -> tuple[str, dict[str, Any]]:
@@ -163,16 +165,16 @@ class MapReduce:
             return finish(self.config, trajectory, governor, prediction, start)
         prompt, info = self._reduce_prompt(question.question, notes)
         prediction.info = {"map": info}
-        record["code_blocks"].append(
-            {
-                "code": f"# map: one llm_query per chunk ({info['chunks']} chunks)",
-                "result": {"stdout": "", "stderr": "", "locals": {}, "rlm_calls": calls},
-            }
+        record.code_blocks.append(
+            CodeBlock(
+                f"# map: one llm_query per chunk ({info['chunks']} chunks)",
+                CellResult(sub_calls=calls),
+            )
         )
-        record["map"] = info
-        record["prompt"] = [{"role": "user", "content": prompt}]
+        record.extra["map"] = info
+        record.prompt = [{"role": "user", "content": prompt}]
         messages = [{"role": "user", "content": prompt}]
-        reply = answer_call(self.client, governor, messages, record, prediction)
+        reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
         if reply is not None:
             prediction.citations, _ = validate(self.corpus, reply.citations)
         return finish(self.config, trajectory, governor, prediction, start)

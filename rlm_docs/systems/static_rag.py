@@ -45,7 +45,7 @@ class StaticRag:
         messages = [{"role": "user", "content": prompt}]
         trajectory = new_trajectory(self.config, self.name, question, k=self.k)
         record = trajectory.iteration(messages)
-        record["search"] = {"query": question.question, "results": [list(k) for k in pages]}
+        record.extra["search"] = {"query": question.question, "results": [list(k) for k in pages]}
         prediction = Prediction(question=question.question, question_id=question.id)
         try:
             governor.step()
@@ -55,8 +55,8 @@ class StaticRag:
             trajectory.close(record)
             return finish(self.config, trajectory, governor, prediction, start)
         reply = read_reply(completion.text, allow_search=False)
-        record["response"] = completion.text
-        record["final_answer"] = reply.answer
+        record.response = completion.text
+        record.final_answer = reply.answer
         trajectory.close(record)
         citations, _ = validate(self.corpus, reply.citations)
         if not citations and reply.answer:

@@ -11,24 +11,18 @@ import math
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.engine.trajectory import redact
+from rlm_docs.engine.prediction import EFFORT_FIELDS
+from rlm_docs.engine.records import Trajectory
+from rlm_docs.engine.trajectory import load_trajectory, redact
 from rlm_docs.errors import DatasetError
-from rlm_docs.jsonl import numbered_jsonl, read_jsonl
+from rlm_docs.eval.rundir import RunDir
+from rlm_docs.jsonl import numbered_jsonl
 
 MAX_STRING = 40_000
-RESULT_FILES = ("results.jsonl", "predictions.jsonl")
-MANIFEST = "run.json"
+# An eval run's results (`RunDir.results_path`), else a plain predictions file beside its logs.
+PREDICTIONS_FILE = "predictions.jsonl"
 RUN_FIELDS = ("system", "model", "sub_model", "judge", "budget", "dataset", "corpus", "started_at")
 SCORE_FIELDS = ("anls", "stage", "judgment", "page_f1", "doc_f1", "error_type", "hop_type")
-EFFORT_FIELDS = (
-    "steps",
-    "sub_calls",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "wall_s",
-    "max_depth",
-)
 
 
 def clip(value: Any) -> Any:
@@ -47,18 +41,13 @@ def clip(value: Any) -> Any:
     return value
 
 
-def split_trajectory(records: list[dict[str, Any]], where: Path) -> dict[str, Any]:
-    """`{"metadata", "iterations", "result"}` of one run's records (the format of
-    `rlm_docs.engine.trajectory`); DatasetError if the metadata record is missing."""
-    if not records or records[0].get("type") != "metadata":
-        raise DatasetError(
-            f"{where}: not an rlm-docs trajectory (line 1 must be a 'metadata' record)"
-        )
-    results = [r for r in records if r.get("type") == "result"]
+def page_trajectory(traj: Trajectory) -> dict[str, Any]:
+    """`{"metadata", "iterations", "result"}` of one run, as the page's script reads them (the
+    records of `rlm_docs.engine.records`, in their JSON form)."""
     return {
-        "metadata": records[0],
-        "iterations": [r for r in records if r.get("type") == "iteration"],
-        "result": results[-1] if results else None,
+        "metadata": traj.metadata.to_dict(),
+        "iterations": [it.to_dict() for it in traj.iterations],
+        "result": traj.result.to_dict() if traj.result is not None else None,
     }
 
 
@@ -116,51 +105,52 @@ def question_entry(
 
 def from_trajectory_file(path: Path) -> list[dict[str, Any]]:
     """The single question of one trajectory log."""
-    traj = split_trajectory(read_jsonl(path), path)
-    meta = traj["metadata"]
-    record = dict(traj["result"] or {})
-    record.setdefault("question", meta.get("question"))
-    record.setdefault("id", meta.get("question_id"))
-    entry = question_entry(record, traj, 0, f"{path} (result record)")
+    traj = load_trajectory(path)
+    record = traj.result.to_dict() if traj.result is not None else {}
+    record.setdefault("question", traj.metadata.question)
+    record.setdefault("id", traj.metadata.question_id)
+    entry = question_entry(record, page_trajectory(traj), 0, f"{path} (result record)")
     entry["trajectory_file"] = str(path)
     return [entry]
 
 
-def _find_log(run_dir: Path, ref: str) -> Path | None:
+def _find_log(run: RunDir, ref: str) -> Path | None:
     given = Path(ref)
-    for candidate in (given, run_dir / given, run_dir / "trajectories" / given.name):
+    for candidate in (given, run.path / given, run.trajectories / given.name):
         if candidate.is_file():
             return candidate
     return None
 
 
-def _results_file(run_dir: Path) -> Path | None:
-    for name in RESULT_FILES:
-        if (run_dir / name).is_file():
-            return run_dir / name
+def _results_file(run: RunDir) -> Path | None:
+    for path in (run.results_path, run.path / PREDICTIONS_FILE):
+        if path.is_file():
+            return path
     return None
 
 
 def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
     """Questions of an eval run: its results JSONL joined with the trajectory logs it names
     (or, with no results file, the logs under `trajectories/` alone)."""
-    results = _results_file(run_dir)
+    run = RunDir(run_dir)
+    results = _results_file(run)
     if results is None:
-        logs = sorted((run_dir / "trajectories").glob("*.jsonl"))
+        logs = sorted(run.trajectories.glob("*.jsonl"))
         if not logs:
+            names = f"{run.results_path.name} or {PREDICTIONS_FILE}"
             raise DatasetError(
-                f"{run_dir}: not an eval run directory (no {' or '.join(RESULT_FILES)} and no "
-                "trajectories/*.jsonl)"
+                f"{run_dir}: not an eval run directory (no {names} and no "
+                f"{run.trajectories.name}/*.jsonl)"
             )
         return [q for log in logs for q in from_trajectory_file(log)]
     questions = []
     for i, (line, record) in enumerate(numbered_jsonl(results, torn_tail_ok=True)):
         ref = record.get("trajectory")
-        log = _find_log(run_dir, ref) if isinstance(ref, str) and ref else None
+        log = _find_log(run, ref) if isinstance(ref, str) and ref else None
         traj, problem = None, None
         if log is not None:
             try:
-                traj = split_trajectory(read_jsonl(log), log)
+                traj = page_trajectory(load_trajectory(log))
             except DatasetError as exc:
                 problem = str(exc)
         elif ref:
@@ -195,7 +185,7 @@ def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
 def run_settings(run_dir: Path) -> dict[str, Any]:
     """The settings recorded in the run's `run.json` (empty if absent or unreadable)."""
     try:
-        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(RunDir(run_dir).manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(manifest, dict):
