@@ -105,7 +105,8 @@ def _needle_part(filler: Corpus, tokens: int, rng: random.Random, count: int, k:
     return docs, records, {"filler_pages": sum(len(d.pages) for d in docs)}
 
 
-def _check(kind: str, tokens: list[int], questions: int, needles: int) -> None:
+def check_parameters(kind: str, tokens: list[int], questions: int, needles: int) -> None:
+    """ConfigError for parameters `make_bench` refuses (also used by sweeps before a dry run)."""
     if kind not in KINDS:
         raise ConfigError(f"bench kind {kind!r}: expected one of {', '.join(KINDS)}")
     for t in tokens:
@@ -148,7 +149,7 @@ def make_bench(
 ) -> dict[str, Any]:
     """Generate workload `kind` at each token target into `out`; returns the manifest."""
     targets = tokens or [8192]
-    _check(kind, targets, questions, needles)
+    check_parameters(kind, targets, questions, needles)
     target = Path(out)
     _check_out(target)
     source: Callable[[int, random.Random], Part]

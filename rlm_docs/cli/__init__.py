@@ -58,7 +58,7 @@ def _message(args: argparse.Namespace, text: str) -> str:
     return text
 
 
-_COMMANDS = ("ingest", "corpus", "ask", "eval", "report", "view", "bench", "serve", "mcp")
+_COMMANDS = ("ingest", "corpus", "ask", "eval", "sweep", "report", "view", "bench", "serve", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:

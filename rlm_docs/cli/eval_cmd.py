@@ -98,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, needs_home=True)
 
 
-def _options(args: argparse.Namespace) -> dict:
+def options_from_args(args: argparse.Namespace) -> dict:
     from rlm_docs.errors import ConfigError
 
     if args.no_sub_calls and args.system != "rlm":
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         sub_model=args.sub_model,
         judge=args.judge,
         budget=budget_from_args(args),
-        options=_options(args),
+        options=options_from_args(args),
         limit=args.limit,
         where=args.where,
         workers=1 if person else args.workers,  # one person answers one question at a time

@@ -100,28 +100,38 @@ def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
     )
 
 
-def load_runs(paths: list[str | os.PathLike]) -> list[RunReport]:
-    """Runs with their rows and summaries; DatasetError names a directory that is not a run."""
+def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -> list[RunReport]:
+    """Runs with their rows and summaries, labelled `labels` (default: system / model);
+    DatasetError names a directory that is not a run."""
     runs: list[RunReport] = []
     taken: set[str] = set()
-    for p in paths:
+    for i, p in enumerate(paths):
         manifest, rows = load_run(p)
-        label = _label(manifest, Path(p), taken)
+        label = labels[i] if labels else _label(manifest, Path(p), taken)
         runs.append(RunReport(label, Path(p), manifest, rows, _summary(manifest, rows)))
     if not runs:
         raise DatasetError("report: no run directories given")
     return runs
 
 
-def shared_questions(runs: list[RunReport]) -> tuple[list[RunReport], str | None]:
+def shared_questions(
+    runs: list[RunReport], disjoint: bool = False
+) -> tuple[list[RunReport], str | None]:
     """The runs restricted to the questions every run answered, and a note saying so; the runs
     themselves (note None) when all cover the same questions. Comparing accuracies over
-    different question sets would compare the sets, not the systems."""
+    different question sets would compare the sets, not the systems. Runs sharing no question
+    are refused, unless `disjoint` (a sweep over data sets): then each keeps its own set."""
     sets = [{r["id"] for r in run.rows} for run in runs]
     if all(ids == sets[0] for ids in sets):
         return runs, None
     shared = set.intersection(*sets)
     sizes = ", ".join(f"{run.label}: {len(ids)}" for run, ids in zip(runs, sets, strict=True))
+    if not shared and disjoint:
+        return runs, (
+            f"- The runs cover different data sets ({sizes} questions): each row is on its own "
+            "questions, so a difference between rows of different data sets is also a "
+            "difference of questions."
+        )
     if not shared:
         raise DatasetError(f"report: the runs share no question ({sizes}); report them separately")
     restricted = []
@@ -329,13 +339,20 @@ def _sections(
 
 
 def build_report(
-    paths: list[str | os.PathLike], out: str | os.PathLike, by: list[str] | None = None
+    paths: list[str | os.PathLike],
+    out: str | os.PathLike,
+    by: list[str] | None = None,
+    labels: list[str] | None = None,
+    disjoint: bool = False,
 ) -> dict[str, Any]:
     """Write report.md, report.html, summary.json and the PNG figures into `out`; `by` adds a
-    breakdown per value of each named question field (e.g. `text_answerable`)."""
-    full = load_runs(paths)
+    breakdown per value of each named question field (e.g. `text_answerable`); `labels` name
+    the runs (a sweep's cell names); `disjoint` reports runs that share no question each on its
+    own set (see `shared_questions`)."""
+    full = load_runs(paths, labels)
     _groups(full, list(by or []))  # an unknown field fails before anything is written
-    runs, shared_note = shared_questions(full)
+    runs, shared_note = shared_questions(full, disjoint)
+    restricted = runs is not full  # compared on the shared questions only
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     named = [(r.label, r.rows) for r in runs]
@@ -344,10 +361,10 @@ def build_report(
     plots.accuracy_vs_step_limit(named, target / FIGURES[2][0])
     plots.effort_distributions(named, target / FIGURES[3][0])
     comparison = "Comparison"
-    if shared_note:
+    if restricted:
         comparison = f"Comparison on the {runs[0].summary['n']} shared questions"
     sections = _sections(runs, comparison, by)
-    if shared_note:
+    if restricted:
         sections.append(("Each run on its full question set", MAIN_HEADERS, main_table(full)))
     notes = (
         ([shared_note] if shared_note else [])
@@ -383,7 +400,7 @@ def build_report(
     atomic_write_text(target / "report.md", "\n".join(md))
     atomic_write_text(target / "report.html", "\n".join(page) + "\n")
     summary = {r.label: {"path": str(r.path), **r.summary} for r in runs}
-    if shared_note:
+    if restricted:
         for r in full:
             summary[r.label]["full_question_set"] = r.summary
     atomic_write_text(target / "summary.json", json.dumps(_nan_to_none(summary), indent=2))

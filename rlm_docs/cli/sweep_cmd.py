@@ -1,0 +1,224 @@
+"""`rlm-docs sweep SPEC.toml --out DIR`: a grid of evals, one resumable run directory per cell.
+
+The spec (`rlm_docs.cli.sweep_spec`) expands into cells; each cell is an `rlm-docs eval`
+command line run through eval itself (same parser, run directory, `--resume`, executor), into
+`DIR/<cell name>`. Generated workloads are written once into `DIR/workloads/`. A cell whose
+results are complete and whose eval command line is the one recorded in `DIR/sweep.json` when
+it finished is skipped; any other existing cell is resumed (eval refuses a resume whose settings
+differ). Ctrl-C stops at once and every cell stays resumable: run the same command again. The
+sweep ends with one `report` over all cells in `DIR/report/`, labelled by cell name.
+
+`--dry-run` prints each cell, its question count and upper bounds on model calls and dollars
+(`rlm_docs.eval.bounds`) without writing or spending anything.
+"""
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.cli.interrupt import Interrupted
+from rlm_docs.cli.sweep_spec import Cell, Sweep, Workload, cell_args, load_sweep
+
+RECORD = "sweep.json"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "sweep",
+        help="run a grid of evals (systems x models x budgets x data) and report them together",
+        description=(
+            "Expand SPEC.toml into cells (one eval run directory each under DIR), run the "
+            "cells not yet finished, and write one combined report to DIR/report."
+        ),
+    )
+    p.add_argument("spec", metavar="SPEC.toml", help="sweep spec (see the README's sweep section)")
+    p.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the cells, question count and upper bounds on calls and dollars; run nothing",
+    )
+    p.add_argument(
+        "--executor",
+        metavar="NAME",
+        help="where each cell's questions run, as eval --executor (default: the spec's, or thread)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=run, needs_home=True)
+
+
+def _bounds(cell: Cell) -> tuple[int, Any, Any]:
+    """(questions, calls bound, dollars bound) of a cell."""
+    from rlm_docs.cli.ask_cmd import budget_from_args
+    from rlm_docs.cli.eval_cmd import options_from_args
+    from rlm_docs.eval.bounds import calls_per_question, dollars_per_question
+
+    args = cell_args(cell)
+    budget = budget_from_args(args)
+    n = cell.data.question_count()
+    calls = calls_per_question(args.system, budget, options_from_args(args), bool(args.judge))
+    models = [args.model, args.sub_model or args.model]
+    dollars = dollars_per_question(budget, models, args.judge)
+    return n, calls.times(n), dollars.times(n)
+
+
+def _print_plan(sweep: Sweep) -> None:
+    from rlm_docs.eval.bounds import Bound
+
+    rows, total_q = [], 0
+    calls_total, usd_total = Bound(0), Bound(0)
+    unbounded: list[str] = []
+    for cell in sweep.cells:
+        n, calls, usd = _bounds(cell)
+        total_q += n
+        calls_total, usd_total = calls_total + calls, usd_total + usd
+        for what, b in (("calls", calls), ("dollars", usd)):
+            if b.value is None:
+                unbounded.append(f"{cell.name}: {what} unbounded (bounded by {b.why})")
+        at_most = "≤" if cell.data.workload and cell.data.workload.kind == "oolong" else ""
+        rows.append(
+            (
+                cell.name,
+                f"{at_most}{n}",
+                "unbounded" if calls.value is None else f"{int(calls.value):,}",
+                "unbounded" if usd.value is None else f"${usd.value:,.4f}",
+            )
+        )
+    header = ("cell", "questions", "calls ≤", "dollars ≤")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    for r in [header, *rows]:
+        print(f"{r[0]:<{widths[0]}}  " + "  ".join(f"{r[i]:>{widths[i]}}" for i in (1, 2, 3)))
+    calls_text = "unbounded" if calls_total.value is None else f"{int(calls_total.value):,}"
+    usd_text = "unbounded" if usd_total.value is None else f"${usd_total.value:,.4f}"
+    print(
+        f"{len(sweep.cells)} cells, {total_q:,} questions; at most {calls_text} model calls "
+        f"and {usd_text}"
+    )
+    for line in unbounded:
+        print(f"  {line}")
+    print(
+        "(dollar bounds are the governor's limits; a provider that counts more prompt tokens "
+        "than tiktoken can pass them by that difference on the calls in flight)"
+    )
+
+
+def _generate(workload: Workload, out: Path) -> None:
+    """Write the workload under out/workloads unless the same one is already there."""
+    from rlm_docs.bench.make import MANIFEST, make_bench
+
+    root = out / "workloads" / workload.dirname
+    try:
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    wanted = {"tokens": list(workload.tokens), "questions": workload.questions}
+    if (
+        isinstance(manifest, dict)
+        and manifest.get("kind") == workload.kind
+        and manifest.get("seed") == workload.seed
+        and {k: manifest.get("parameters", {}).get(k) for k in wanted} == wanted
+    ):
+        return
+    print(f"generating {workload.kind} (seed {workload.seed}) -> {root}")
+    make_bench(
+        workload.kind,
+        root,
+        seed=workload.seed,
+        tokens=list(workload.tokens),
+        questions=workload.questions,
+        data=workload.data,
+        filler=workload.filler,
+        needles=workload.needles,
+    )
+
+
+def _read_record(out: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    cells = data.get("cells") if isinstance(data, dict) else None
+    return cells if isinstance(cells, dict) else {}
+
+
+def _write_record(out: Path, spec: Path, cells: dict[str, list[str]]) -> None:
+    from rlm_docs.atomic import atomic_write_text
+
+    record = {"format": "rlm-docs.sweep", "spec": str(spec.resolve()), "cells": cells}
+    atomic_write_text(out / RECORD, json.dumps(record, indent=1) + "\n")
+
+
+def _finished(path: Path) -> bool:
+    """Every question of the run has a result and the end-of-run files were written."""
+    from rlm_docs.eval.rundir import RunDir
+
+    run = RunDir(path)
+    if not run.manifest_path.exists() or not (path / "predictions.parquet").exists():
+        return False
+    done = run.read_results()
+    return all(q["id"] in done for q in run.read_manifest()["questions"])
+
+
+def _run_cell(cell: Cell, out: Path, sweep: Sweep, progress: bool) -> None:
+    from rlm_docs.cli import build_parser
+
+    argv = ["eval", *cell.eval_argv(out, sweep.run_flags)]
+    if (out / cell.name / "run.json").exists():
+        argv.append("--resume")
+    if not progress:
+        argv.append("--no-progress")
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    args.func(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rlm_docs.output_paths import check_output_dir
+
+    check_output_dir(args.out, "--out")
+    out = Path(args.out)
+    sweep = load_sweep(args.spec, out, args.executor)
+    if args.dry_run:
+        _print_plan(sweep)
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    record = _read_record(out)
+    done = 0
+    try:
+        for workload in sweep.workloads:
+            _generate(workload, out)
+        for i, cell in enumerate(sweep.cells, 1):
+            settings = cell.eval_argv(out, [])
+            head = f"[{i}/{len(sweep.cells)}] {cell.name}"
+            if _finished(out / cell.name) and record.get(cell.name) == settings:
+                print(f"{head}: finished, skipped")
+            else:
+                print(f"{head}:", flush=True)
+                _run_cell(cell, out, sweep, not args.no_progress)
+                record[cell.name] = settings
+                _write_record(out, sweep.path, record)
+            done += 1
+    except KeyboardInterrupt:
+        hint = "rlm-docs " + shlex.join(getattr(args, "argv", None) or ["sweep", args.spec])
+        raise Interrupted(
+            f"{done} of {len(sweep.cells)} cells finished; every cell in {out} is resumable; "
+            f"continue with:\n  {hint}"
+        ) from None
+    _report(sweep, out)
+    return 0
+
+
+def _report(sweep: Sweep, out: Path) -> None:
+    from rlm_docs.cli.terminal import sanitize
+    from rlm_docs.eval.report import build_report
+
+    result = build_report(
+        [out / c.name for c in sweep.cells],
+        out / "report",
+        labels=[c.name for c in sweep.cells],
+        disjoint=True,
+    )
+    print(sanitize(result["markdown"]))
+    print(f"\nreport: {out}/report/report.md, {out}/report/report.html")
