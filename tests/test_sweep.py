@@ -14,11 +14,13 @@ import pytest
 from rlm_docs.cli import main
 from rlm_docs.cli.sweep_spec import load_sweep
 from rlm_docs.eval.rundir import RunDir
-from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
+from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, server_env
 from tests.servers.chat import ChatServer
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "docs" / "sweep-example.toml"
+
+pytestmark = pytest.mark.usefixtures(server_env.__name__)  # test key, private home, no cache
 
 
 @pytest.fixture(scope="module")
@@ -26,22 +28,14 @@ def store(tmp_path_factory):
     return build_store(tmp_path_factory.mktemp("sweep") / "store")
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
-    return tmp_path
-
-
 def _spec(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def test_grid_expands_into_named_cells_with_eval_command_lines(env, store):
+def test_grid_expands_into_named_cells_with_eval_command_lines(tmp_path, store):
     spec = _spec(
-        env / "grid.toml",
+        tmp_path / "grid.toml",
         f"""
 [sweep]
 workers = 3
@@ -62,7 +56,7 @@ seeds = [0, 1]
 questions = 3
 """,
     )
-    sweep = load_sweep(spec, env / "out")
+    sweep = load_sweep(spec, tmp_path / "out")
     names = [c.name for c in sweep.cells]
     assert len(names) == len(set(names)) == 5 * 2 * 2 * 2  # 1 file + 2 seeds x 2 lengths
     assert names[:4] == [
@@ -73,17 +67,17 @@ questions = 3
     ]
     assert "needle-s1-4096__static-rag__max-steps-8__no-confirm-final" in names
     assert [w.dirname for w in sweep.workloads] == ["needle-s0", "needle-s1"]
-    argv = sweep.cells[1].eval_argv(env / "out", sweep.run_flags)
+    argv = sweep.cells[1].eval_argv(tmp_path / "out", sweep.run_flags)
     assert argv[:6] == ["--dataset", str(QUESTIONS), "--corpus", str(store), "--limit", "2"]
     assert "--no-confirm-final" in argv and argv[argv.index("--max-steps") + 1] == "2"
     assert argv[argv.index("--workers") + 1] == "3"
-    assert argv[-2:] == ["--out", str(env / "out" / names[1])]
+    assert argv[-2:] == ["--out", str(tmp_path / "out" / names[1])]
     needle = next(c for c in sweep.cells if c.name.startswith("needle-s1-2048"))
-    assert needle.data.dataset == env / "out/workloads/needle-s1/2048/questions.jsonl"
+    assert needle.data.dataset == tmp_path / "out/workloads/needle-s1/2048/questions.jsonl"
     assert needle.data.question_count() == 3
     assert sweep.cells[0].data.question_count() == 2
     # the same spec gives the same names (they find the run directories on a rerun)
-    assert [c.name for c in load_sweep(spec, env / "out").cells] == names
+    assert [c.name for c in load_sweep(spec, tmp_path / "out").cells] == names
 
 
 @pytest.mark.parametrize(
@@ -100,14 +94,14 @@ questions = 3
         ("[grid\n", "not valid TOML"),
     ],
 )
-def test_bad_spec_is_one_line_naming_file_and_key(env, capsys, body, where):
+def test_bad_spec_is_one_line_naming_file_and_key(tmp_path, capsys, body, where):
     data = '\n[[data]]\ndataset = "q.jsonl"\ncorpus = "demo"\n' if "[[" not in body else ""
-    spec = _spec(env / "bad.toml", body + data)
-    assert main(["sweep", str(spec), "--out", str(env / "o"), "--dry-run"]) == 2
+    spec = _spec(tmp_path / "bad.toml", body + data)
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "o"), "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert err.startswith(f"rlm-docs sweep: error: {spec}: ") and where in err
-    assert not (env / "o").exists()
+    assert not (tmp_path / "o").exists()
 
 
 def _plan_figures(out: str) -> dict[str, tuple[int, int, float]]:
@@ -121,10 +115,10 @@ def _plan_figures(out: str) -> dict[str, tuple[int, int, float]]:
     return rows
 
 
-def test_dry_run_bounds_calls_and_dollars_of_a_priced_sweep(env, store, capsys):
+def test_dry_run_bounds_calls_and_dollars_of_a_priced_sweep(tmp_path, store, capsys):
     with ChatServer(reply=fake_model) as server:
         spec = _spec(
-            env / "priced.toml",
+            tmp_path / "priced.toml",
             f"""
 [grid]
 system = ["static-rag", "bm25-agent", "rlm"]
@@ -138,7 +132,7 @@ dataset = "{QUESTIONS}"
 corpus = "{store}"
 """,
         )
-        out = env / "sweep"
+        out = tmp_path / "sweep"
         argv = ["sweep", str(spec), "--out", str(out), "--no-progress"]
         assert main([*argv, "--dry-run"]) == 0
         plan = _plan_figures(capsys.readouterr().out)
@@ -162,9 +156,9 @@ corpus = "{store}"
     assert (out / "report" / "report.md").exists()
 
 
-def test_dry_run_says_which_flag_bounds_an_unbounded_cell(env, store, capsys):
+def test_dry_run_says_which_flag_bounds_an_unbounded_cell(tmp_path, store, capsys):
     spec = _spec(
-        env / "open.toml",
+        tmp_path / "open.toml",
         f"""
 [grid]
 system = "static-rag"
@@ -174,7 +168,7 @@ dataset = "{QUESTIONS}"
 corpus = "{store}"
 """,
     )
-    assert main(["sweep", str(spec), "--out", str(env / "o"), "--dry-run"]) == 0
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "o"), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "questions__offline" in out and "$0.0000" in out
     assert "12 questions; at most 12 model calls and unbounded" in out
@@ -192,12 +186,12 @@ def _many_questions(path: Path, n: int) -> Path:
     return path
 
 
-def test_ctrl_c_leaves_every_cell_resumable_and_a_rerun_repeats_nothing(env, store):
-    many = _many_questions(env / "many.jsonl", 12)
-    out = env / "sweep"
+def test_ctrl_c_leaves_every_cell_resumable_and_a_rerun_repeats_nothing(tmp_path, store):
+    many = _many_questions(tmp_path / "many.jsonl", 12)
+    out = tmp_path / "sweep"
     with ChatServer(reply=fake_model, latency_s=0.2) as slow:
         spec = _spec(
-            env / "slow.toml",
+            tmp_path / "slow.toml",
             f"""
 [sweep]
 workers = 2
@@ -245,8 +239,8 @@ corpus = "{store}"
         assert sorted(ids) == [f"m{i:02d}" for i in range(12)], cell
 
 
-def test_shipped_example_runs_and_a_rerun_skips_every_cell(env, capsys):
-    out = env / "example"
+def test_shipped_example_runs_and_a_rerun_skips_every_cell(tmp_path, capsys):
+    out = tmp_path / "example"
     argv = ["sweep", str(EXAMPLE), "--out", str(out), "--no-progress"]
     assert main([*argv, "--dry-run"]) == 0
     assert "12 cells, 32 questions" in capsys.readouterr().out
