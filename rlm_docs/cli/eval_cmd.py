@@ -43,7 +43,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
     p.add_argument(
-        "--workers", type=positive_int, default=4, help="questions in parallel (default 4)"
+        "--workers",
+        type=positive_int,
+        default=4,
+        help="questions in parallel (default 4); with --executor ray, on each Ray node",
+    )
+    p.add_argument(
+        "--executor",
+        choices=("thread", "ray"),
+        default="thread",
+        help="where questions run: threads of this process (default) or a Ray cluster, one "
+        "actor per node (needs the ray extra: pip install -e \".[ray]\")",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="auto|HOST:PORT",
+        help="the Ray cluster to join (auto: the one started on this machine with `ray start`; "
+        "default: a new local Ray)",
+    )
+    p.add_argument(
+        "--ray-ship-corpus",
+        action="store_true",
+        help="send the corpus store to every Ray node through Ray's object store (default: "
+        "every node reads it at the same path)",
     )
     p.add_argument("--limit", type=positive_int, help="only the first N questions")
     p.add_argument(
@@ -148,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     apply_timeout(args)
     person = _is_human(args.model) or _is_human(args.sub_model)
+    if person and args.executor != "thread":
+        from rlm_docs.errors import ConfigError
+
+        raise ConfigError("a human model answers at this terminal: use --executor thread")
     settings = EvalSettings(
         dataset=Path(args.dataset),
         corpus=resolve_store(args.corpus),
@@ -161,6 +187,9 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         where=args.where,
         workers=1 if person else args.workers,  # one person answers one question at a time
+        executor=args.executor,
+        ray_address=args.ray_address,
+        ship_corpus=args.ray_ship_corpus,
         resume=args.resume,
         progress=not (args.no_progress or person),  # a redrawn bar would cover the prompts
         sensitivity=args.judge_sensitivity,

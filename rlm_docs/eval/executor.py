@@ -1,13 +1,15 @@
-"""Where questions run: a tiny executor interface, with a bounded thread pool today.
+"""Where questions run: a tiny executor interface, a bounded thread pool, and Ray.
 
 Each question is an independent task (`fn(item) -> record`) whose result comes back to the
-caller, which alone writes the results file. A cluster engine (e.g. Ray's `ray.util.
-ActorPool.map_unordered`) can implement the same one method without touching systems or metrics.
+caller, which alone writes the results file. `ThreadExecutor` runs the tasks in this process;
+`RayExecutor` (`rlm_docs.eval.ray_executor`, the optional `ray` extra) on a Ray cluster. An
+executor with `remote = True` runs `fn` in other processes, possibly on other machines: `fn`
+must then be picklable and must not write the caller's files itself.
 """
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from rlm_docs.errors import ConfigError
 
@@ -21,8 +23,13 @@ class Executor(Protocol):
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]: ...
 
 
+EXECUTORS = ("thread", "ray")
+
+
 class ThreadExecutor:
     """At most `workers` tasks in flight; tasks not yet started are cancelled on interrupt."""
+
+    remote = False
 
     def __init__(self, workers: int = 4) -> None:
         if workers < 1:
@@ -47,3 +54,25 @@ class ThreadExecutor:
                         running.add(pool.submit(fn, nxt))
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def make_executor(settings: Any) -> Executor:
+    """The executor `settings.executor` names (`EvalSettings` or anything with its executor
+    fields); ConfigError for an unknown name, or for `ray` without the `ray` extra."""
+    if settings.executor == "thread":
+        if settings.ray_address or settings.ship_corpus:
+            raise ConfigError("--ray-address and --ray-ship-corpus need --executor ray")
+        return ThreadExecutor(settings.workers)
+    if settings.executor == "ray":
+        try:
+            from rlm_docs.eval.ray_executor import RayExecutor
+        except ModuleNotFoundError as exc:
+            if exc.name != "ray":
+                raise
+            raise ConfigError(
+                '--executor ray needs Ray, which is not installed: pip install -e ".[ray]"'
+            ) from None
+        return RayExecutor(
+            settings.workers, address=settings.ray_address, ship_corpus=settings.ship_corpus
+        )
+    raise ConfigError(f"--executor {settings.executor!r}: expected one of {', '.join(EXECUTORS)}")

@@ -131,9 +131,22 @@ class RunDir:
             fh.flush()
             os.fsync(fh.fileno())
 
+    def adopt_trajectory(self, record: dict[str, Any]) -> dict[str, Any]:
+        """`record` with a trajectory shipped back by a remote worker (`trajectory_jsonl`)
+        written here under its own file name, and `trajectory` pointing to it; records whose
+        trajectory is already in this directory come back unchanged."""
+        text = record.get("trajectory_jsonl")
+        if text is None:
+            return record
+        path = self.trajectories / Path(record["trajectory"]).name
+        atomic_write_text(path, text)
+        return {k: v for k, v in record.items() if k != "trajectory_jsonl"} | {
+            "trajectory": str(path)
+        }
+
     def remove_unrecorded_trajectories(self, records: dict[str, dict[str, Any]]) -> None:
         """Delete trajectory files no recorded question points to (questions cut short by an
-        interrupt): on resume those questions run again and write fresh ones."""
+        interrupt or a kill): on resume those questions run again and write fresh ones."""
         if not self.trajectories.is_dir():
             return
         kept = {Path(r["trajectory"]).name for r in records.values() if r.get("trajectory")}

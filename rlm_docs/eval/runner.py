@@ -6,9 +6,7 @@ citations, error type) inside its task and returned to this thread, which alone 
 loses at most the questions in flight and never duplicates one.
 """
 
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,26 +17,29 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rlm_docs import __version__
 from rlm_docs.corpus import Corpus
-from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
 from rlm_docs.eval.dataset import Question, dataset_hash, load_questions
-from rlm_docs.eval.executor import Executor, ThreadExecutor
+from rlm_docs.eval.executor import Executor, make_executor
 from rlm_docs.eval.filters import filter_questions, question_fields
-from rlm_docs.eval.judge import Verdict, run_judge
+from rlm_docs.eval.question_task import QuestionTask
 from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
-from rlm_docs.eval.scoring import SCORING_VERSION, score_prediction
-from rlm_docs.governor import Budget, Governor, Ledger
-from rlm_docs.models import make_client, parse_spec
-from rlm_docs.models.prices import sum_usd
-from rlm_docs.systems import SystemConfig, make_system
+from rlm_docs.eval.scoring import SCORING_VERSION
+from rlm_docs.governor import Budget
+from rlm_docs.models import parse_spec
 
 
 @dataclass
 class EvalSettings:
-    """Everything that defines a run (all but `workers`, `resume`, `progress` must match on
-    resume)."""
+    """Everything that defines a run (all but `workers`, `resume`, `progress` and the executor
+    settings must match on resume).
+
+    `executor`: `thread` (a pool of `workers` threads) or `ray` (one actor per Ray node, each
+    running `workers` questions at once; `ray_address` as for `ray.init`, None for a local
+    Ray; `ship_corpus` sends the store through Ray's object store instead of assuming every
+    node reads the same path).
+    """
 
     dataset: Path
     corpus: Path
@@ -52,6 +53,9 @@ class EvalSettings:
     limit: int | None = None
     where: list[str] = field(default_factory=list)
     workers: int = 4
+    executor: str = "thread"
+    ray_address: str | None = None
+    ship_corpus: bool = False
     resume: bool = False
     progress: bool = True
     sensitivity: float = DEFAULT_SENSITIVITY
@@ -108,69 +112,6 @@ def unknown_evidence(questions: list[Question], corpus: Corpus) -> dict[str, lis
     return out
 
 
-class Cancelled(Exception):
-    """A question that finished after its run was interrupted (never recorded)."""
-
-
-def _task(
-    system: Any, judge_client: Any, budget: Budget, ledger: Ledger, cancelled: threading.Event
-) -> Callable[[Question], dict[str, Any]]:
-    """The per-question work: answer, judge, score; never raises for a failed answer.
-
-    A question that ends after the run was interrupted (`cancelled`) deletes its trajectory
-    and raises `Cancelled`: its result will never be recorded, so no file may claim otherwise.
-    """
-
-    def run(q: Question) -> dict[str, Any]:
-        governor = Governor(budget, ledger=ledger, question_id=q.id)
-        status = "ok"
-        try:
-            prediction = system.answer(q, governor)
-        except Exception as exc:  # noqa: BLE001 - a failed question is a wrong answer
-            prediction = Prediction(
-                question=q.question,
-                question_id=q.id,
-                stop_reason="error",
-                error=f"{type(exc).__name__}: {exc}",
-            )
-        if cancelled.is_set():
-            if prediction.trajectory:
-                Path(prediction.trajectory).unlink(missing_ok=True)
-            raise Cancelled(q.id)
-        if prediction.stop_reason == "error":
-            status = "failed"
-        judge = None
-        if judge_client is not None:
-
-            def judge(question: Question, items: list[str]) -> Verdict:
-                free = Budget(max_steps=None, max_sub_calls=None)
-                gov = Governor(free, ledger=ledger, question_id=question.id)
-                return run_judge(
-                    judge_client, gov, question.question, items, question.answer_variants
-                )
-
-        record = prediction.to_madqa() | {"id": q.id, "question": q.question}
-        record |= score_prediction(q, record, judge)
-        calls = [e.to_dict() for e in ledger.entries if e.question_id == q.id]
-        judge_calls = [c for c in calls if c["role"] == "judge"]
-        return record | {
-            "system": system.name,
-            "answer_variants": q.answer_variants,
-            "evidence": q.evidence,
-            "status": status,
-            "hop_type": q.hop_type,
-            "question_type": q.question_type,
-            "domain": q.domain,
-            "fields": question_fields(q),
-            "total_tokens": prediction.input_tokens + prediction.output_tokens,
-            "judge_cost_usd": sum_usd([c["cost_usd"] for c in judge_calls]),
-            "judge_calls": len(judge_calls),
-            "ledger": calls,
-        }
-
-    return run
-
-
 def _stats(records: dict[str, dict[str, Any]]) -> str:
     if not records:
         return ""
@@ -190,28 +131,47 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
     questions = questions[: settings.limit] if settings.limit else questions
     corpus = Corpus.load(settings.corpus)
     unknown = unknown_evidence(questions, corpus)
-    # Everything a user can get wrong (model strings, keys, workers) is checked before the run
-    # directory exists: a refused start must not leave a run.json that blocks the fixed command.
+    # Everything a user can get wrong (model strings, keys, workers, the executor) is checked
+    # before the run directory exists: a refused start must not leave a run.json that blocks
+    # the fixed command.
     run = RunDir(settings.out)
-    ledger = Ledger()
-    config = SystemConfig(
-        corpus=corpus,
+    task = QuestionTask(
+        corpus=str(settings.corpus),
+        system=settings.system,
         model=settings.model,
         sub_model=settings.sub_model,
+        judge=settings.judge,
         budget=settings.budget,
-        log_dir=str(run.trajectories),
-        ledger=ledger,
         options=settings.options,
+        trajectories=str(run.trajectories),
     )
-    system = make_system(settings.system, config)
-    judge_client = make_client(settings.judge) if settings.judge else None
-    executor = executor or ThreadExecutor(settings.workers)
+    task.build(corpus)
+    owned = executor is None
+    executor = executor or make_executor(settings)
+    if getattr(executor, "remote", False):
+        task = task.copy(trajectories=None)  # workers ship trajectories back to this process
+    try:
+        return _run(settings, questions, unknown, run, task, executor)
+    finally:
+        close = getattr(executor, "close", None)
+        if owned and close is not None:
+            close()
+
+
+def _run(
+    settings: EvalSettings,
+    questions: list[Question],
+    unknown: dict[str, list[str]],
+    run: RunDir,
+    task: QuestionTask,
+    executor: Executor,
+) -> dict[str, Any]:
+    """The run itself, once everything the user gave has been checked."""
     manifest = run.start(_manifest(settings, questions), settings.resume)
     run.truncate_torn_tail()
     records = run.read_results()
+    run.remove_unrecorded_trajectories(records)  # of questions a killed run never recorded
     todo = [q for q in questions if q.id not in records]
-    cancelled = threading.Event()
-    task = _task(system, judge_client, settings.budget, ledger, cancelled)
     console = Console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -240,13 +200,16 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
                 stats=_stats(records),
             )
             for record in executor.map_unordered(task, todo):
+                if record["id"] in records:
+                    continue  # a remote executor may deliver a re-run question twice
+                record = run.adopt_trajectory(record)
                 run.append(record)
                 records[record["id"]] = record
                 progress.update(bar, advance=1, stats=_stats(records))
     except KeyboardInterrupt:
         # Questions still in flight finish in the background (or die with the process): mark
         # them cancelled so none records a trajectory, and drop those already written.
-        cancelled.set()
+        task.cancelled.set()
         run.remove_unrecorded_trajectories(records)
         raise
     rows = run_rows(manifest, records)

@@ -17,6 +17,11 @@ from rlm_docs.models.spec import parse_spec
 DEFAULT_TIMEOUT_S = 120.0
 TIMEOUT_ENV = "RLM_DOCS_TIMEOUT"
 
+# What model clients read from the environment, for processes started elsewhere (Ray workers):
+# the keys (secrets, never logged or shown) and the other settings (plus every RLM_DOCS_*).
+SECRET_ENV = ("OPENAI_API_KEY", "MISTRAL_API_KEY")
+CLIENT_ENV = ("OPENAI_BASE_URL", "MISTRAL_BASE_URL", TIMEOUT_ENV)
+
 _HTTP_BACKENDS = {
     "openai": ("rlm_docs.models.openai_client", "OpenAIClient"),
     "mistral": ("rlm_docs.models.mistral_client", "MistralClient"),

@@ -1,0 +1,156 @@
+"""The per-question work of an eval run, as a picklable object every executor can run.
+
+`QuestionTask` holds only the run's settings (corpus path, system, models, budget, options,
+judge); the system, judge client and ledger are built on first use in whichever process runs
+the task. A thread pool shares one built task; a Ray actor unpickles a fresh copy and builds it
+once, so each node loads the corpus and its sandbox zygote once and reuses them across
+questions.
+
+With `trajectories=None` (remote executors) a question's trajectory is written to a private
+scratch directory, read back into the record (`trajectory_jsonl`) and deleted: the driver,
+which alone writes the run directory, stores it (`RunDir.adopt_trajectory`). No worker ever
+writes into the run directory, so a result the driver never records leaves no file behind.
+"""
+
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.corpus import Corpus
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.eval.dataset import Question
+from rlm_docs.eval.filters import question_fields
+from rlm_docs.eval.judge import Verdict, run_judge
+from rlm_docs.eval.scoring import score_prediction
+from rlm_docs.governor import Budget, Governor, Ledger
+from rlm_docs.models import make_client
+from rlm_docs.models.prices import sum_usd
+from rlm_docs.systems import SystemConfig, make_system
+
+
+class Cancelled(Exception):
+    """A question that finished after its run was interrupted (never recorded)."""
+
+
+@dataclass
+class QuestionTask:
+    """`task(question) -> record`: answer, judge, score; never raises for a failed answer."""
+
+    corpus: str
+    system: str
+    model: str
+    sub_model: str | None = None
+    judge: str | None = None
+    budget: Budget = field(default_factory=Budget)
+    options: dict[str, Any] = field(default_factory=dict)
+    trajectories: str | None = None
+    _built: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+    cancelled: threading.Event = field(
+        default_factory=threading.Event, init=False, repr=False, compare=False
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Settings only: what was built here (corpus, sandbox zygote, clients) stays here."""
+        state = dict(self.__dict__)
+        for key in ("_built", "_lock", "cancelled"):
+            state.pop(key)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._built = None
+        self._lock = threading.Lock()
+        self.cancelled = threading.Event()
+
+    def copy(self, **changes: Any) -> "QuestionTask":
+        """This task with `changes` (e.g. a shipped store's `corpus` path), not yet built."""
+        state = self.__getstate__() | changes
+        task = QuestionTask.__new__(QuestionTask)
+        task.__setstate__(state)
+        return task
+
+    def build(self, corpus: Corpus | None = None) -> dict[str, Any]:
+        """System, judge client and ledger, built once per process over `corpus` (default:
+        loaded from the task's path). Raises ConfigError for a bad model string or a missing
+        key, so the driver calls it before the run starts."""
+        with self._lock:
+            if self._built is None:
+                log_dir = self.trajectories or tempfile.mkdtemp(prefix="rlm-eval-traj-")
+                ledger = Ledger()
+                config = SystemConfig(
+                    corpus=corpus or Corpus.load(self.corpus),
+                    model=self.model,
+                    sub_model=self.sub_model,
+                    budget=self.budget,
+                    log_dir=log_dir,
+                    ledger=ledger,
+                    options=self.options,
+                )
+                self._built = {
+                    "system": make_system(self.system, config),
+                    "judge": make_client(self.judge) if self.judge else None,
+                    "ledger": ledger,
+                }
+            return self._built
+
+    def __call__(self, q: Question) -> dict[str, Any]:
+        """The question's record, as `results.jsonl` stores it.
+
+        A question that ends after the run was interrupted (`cancelled`) deletes its trajectory
+        and raises `Cancelled`: its result will never be recorded, so no file may claim
+        otherwise.
+        """
+        built = self.build()
+        system, judge_client, ledger = built["system"], built["judge"], built["ledger"]
+        governor = Governor(self.budget, ledger=ledger, question_id=q.id)
+        try:
+            prediction = system.answer(q, governor)
+        except Exception as exc:  # noqa: BLE001 - a failed question is a wrong answer
+            prediction = Prediction(
+                question=q.question,
+                question_id=q.id,
+                stop_reason="error",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        if self.cancelled.is_set():
+            if prediction.trajectory:
+                Path(prediction.trajectory).unlink(missing_ok=True)
+            raise Cancelled(q.id)
+        judge = None
+        if judge_client is not None:
+
+            def judge(question: Question, items: list[str]) -> Verdict:
+                free = Budget(max_steps=None, max_sub_calls=None)
+                gov = Governor(free, ledger=ledger, question_id=question.id)
+                return run_judge(
+                    judge_client, gov, question.question, items, question.answer_variants
+                )
+
+        record = prediction.to_madqa() | {"id": q.id, "question": q.question}
+        record |= score_prediction(q, record, judge)
+        calls = [e.to_dict() for e in ledger.entries if e.question_id == q.id]
+        judge_calls = [c for c in calls if c["role"] == "judge"]
+        record |= {
+            "system": system.name,
+            "answer_variants": q.answer_variants,
+            "evidence": q.evidence,
+            "status": "failed" if prediction.stop_reason == "error" else "ok",
+            "hop_type": q.hop_type,
+            "question_type": q.question_type,
+            "domain": q.domain,
+            "fields": question_fields(q),
+            "total_tokens": prediction.input_tokens + prediction.output_tokens,
+            "judge_cost_usd": sum_usd([c["cost_usd"] for c in judge_calls]),
+            "judge_calls": len(judge_calls),
+            "ledger": calls,
+        }
+        if self.trajectories is None and prediction.trajectory:
+            path = Path(prediction.trajectory)
+            record["trajectory_jsonl"] = path.read_text(encoding="utf-8")
+            path.unlink()
+        return record

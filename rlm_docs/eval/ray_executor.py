@@ -1,0 +1,183 @@
+"""`RayExecutor`: an eval's questions on a Ray cluster, one actor per node.
+
+Each alive node gets one `NodeWorker` actor that unpickles the task once (for `QuestionTask`:
+loads the corpus and, on its first question, the sandbox zygote) and runs up to `workers`
+questions at once in threads, so a node's zygote serves every question it runs. Results come
+back to the driver, which alone writes the run directory.
+
+Exactly once: a question runs on one actor at a time (Ray's own retries stay off,
+`max_task_retries=0`). When its actor or node dies, or its result is lost with the node, the
+driver gives the question to another node; a question can therefore run twice but is delivered
+once, and the runner records each id once.
+
+Secrets: API keys (`models.factory.SECRET_ENV`) go to each actor as a constructor argument,
+never in `runtime_env`: Ray's runtime-env agent logs every `runtime_env` it creates verbatim
+at INFO (`runtime_env_agent.log`: `Creating runtime env: {"env_vars": ...}`). Only the other
+client settings (base URLs, RLM_DOCS_*) travel in `runtime_env={"env_vars": ...}`.
+
+Corpus: by default every node reads the store at the driver's path (a shared filesystem);
+`ship_corpus=True` sends the store once through the object store and each node unpacks it
+once (`shipped_store`).
+"""
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+import ray
+from ray.exceptions import ObjectLostError, RayActorError, RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from rlm_docs.errors import ConfigError
+from rlm_docs.eval.shipped_store import pack_store, unpack_store
+from rlm_docs.models.factory import CLIENT_ENV, SECRET_ENV
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Times one question may lose its worker (node died, actor killed) before the run gives up.
+MAX_LOSSES = 3
+
+
+class Secrets(dict):
+    """Environment variables that must not be shown: their repr names them only."""
+
+    def __repr__(self) -> str:
+        return f"Secrets({', '.join(f'{k}=***' for k in self)})"
+
+
+def client_env() -> tuple[dict[str, str], Secrets]:
+    """(settings for `runtime_env`, secrets for the actors) from this process's environment."""
+    plain = {k: v for k, v in os.environ.items() if k in CLIENT_ENV or k.startswith("RLM_DOCS_")}
+    secrets = Secrets({k: os.environ[k] for k in SECRET_ENV if os.environ.get(k)})
+    return {k: v for k, v in plain.items() if k not in secrets}, secrets
+
+
+@ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
+class NodeWorker:
+    """Runs one task on one node; a start error is kept and reported by `ready`, so a node
+    that cannot read the corpus stops the run with its reason instead of being retried."""
+
+    def __init__(self, fn: Callable, secrets: Secrets, store: bytes | None) -> None:
+        os.environ.update(secrets)
+        self.error: str | None = None
+        try:
+            if store is not None:
+                fn = fn.copy(corpus=unpack_store(store))
+            build = getattr(fn, "build", None)
+            if build is not None:
+                build()
+        except Exception as exc:  # noqa: BLE001 - reported to the driver by ready()
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.fn = fn
+
+    def ready(self) -> tuple[str, str | None]:
+        """(this node's id, the start error or None)."""
+        return ray.get_runtime_context().get_node_id(), self.error
+
+    def run(self, item: Any) -> Any:
+        return self.fn(item)
+
+
+class RayExecutor:
+    """One actor per alive Ray node, `workers` questions in flight on each."""
+
+    remote = True
+
+    def __init__(
+        self, workers: int = 4, *, address: str | None = None, ship_corpus: bool = False
+    ) -> None:
+        """Connect to the cluster at `address` (`auto`, `HOST:PORT`; None starts a new local
+        Ray, never one found on this machine) unless this process is already connected (then
+        that connection is used and kept)."""
+        if workers < 1:
+            raise ConfigError(f"--workers must be >= 1, got {workers}")
+        self.workers = workers
+        self.ship_corpus = ship_corpus
+        self._owns_connection = not ray.is_initialized()
+        if self._owns_connection:
+            try:
+                ray.init(
+                    address=address or "local",
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level="WARNING",
+                    configure_logging=True,
+                )
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                where = address or "a local Ray"
+                raise ConfigError(f"--ray-address {where}: cannot connect ({exc})") from None
+
+    def close(self) -> None:
+        """Disconnect, if this executor made the connection."""
+        if self._owns_connection and ray.is_initialized():
+            ray.shutdown()
+
+    def _start(self, fn: Callable, nodes: Iterable[str], store: Any) -> dict[str, Any]:
+        """{node id: ready actor} for `nodes`; ConfigError naming the first node that failed."""
+        plain, secrets = client_env()
+        started = {
+            node: NodeWorker.options(
+                max_concurrency=self.workers,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+                runtime_env={"env_vars": plain},
+            ).remote(fn, secrets, store)
+            for node in nodes
+        }
+        actors = {}
+        for node, actor in started.items():
+            try:
+                _, error = ray.get(actor.ready.remote())
+            except RayActorError:
+                continue  # the node died while the actor started: the others carry on
+            if error is not None:
+                for other in started.values():
+                    ray.kill(other)
+                raise ConfigError(f"Ray node {node[:12]}: {error}")
+            actors[node] = actor
+        return actors
+
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        store = ray.put(pack_store(fn.corpus)) if self.ship_corpus else None  # type: ignore[attr-defined]
+        pending: deque[T] = deque(items)
+        losses: dict[int, int] = {}
+        actors: dict[str, Any] = {}
+        running: dict[Any, tuple[T, str]] = {}
+        load: dict[str, int] = {}
+        try:
+            while pending or running:
+                if pending and not actors:
+                    alive = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+                    actors = self._start(fn, alive, store)
+                    load = dict.fromkeys(actors, 0)
+                    if not actors:
+                        raise RuntimeError("no alive Ray node to run the questions on")
+                for node, actor in actors.items():
+                    while pending and load[node] < self.workers:
+                        item = pending.popleft()
+                        running[actor.run.remote(item)] = (item, node)
+                        load[node] += 1
+                [ref], _ = ray.wait(list(running), num_returns=1)
+                item, node = running.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except RayTaskError as exc:
+                    raise exc.as_instanceof_cause() from None
+                except (RayActorError, ObjectLostError):
+                    # The worker or the node holding the result is gone: run it elsewhere.
+                    if node in actors:
+                        ray.kill(actors.pop(node))
+                    losses[id(item)] = losses.get(id(item), 0) + 1
+                    if losses[id(item)] >= MAX_LOSSES:
+                        raise RuntimeError(
+                            f"a question lost its Ray worker {MAX_LOSSES} times; stopping"
+                        ) from None
+                    pending.appendleft(item)
+                    continue
+                if node in load:
+                    load[node] -= 1
+                yield result
+        finally:
+            for actor in actors.values():
+                ray.kill(actor)
