@@ -58,7 +58,7 @@ class QuestionTask:
         """Settings only: what was built here (corpus, sandbox zygote, clients) stays here."""
         state = dict(self.__dict__)
         for key in ("_built", "_lock", "cancelled"):
-            state.pop(key)
+            state.pop(key, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

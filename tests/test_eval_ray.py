@@ -1,0 +1,242 @@
+"""The Ray executor on a real two-node Ray cluster on 127.0.0.1 (`tests/fixtures/ray_cluster`).
+
+One cluster serves the module; the node-kill test adds a third node and removes it mid-run.
+Skipped, with the measured free memory in the reason, where the cluster cannot start.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from rlm_docs.cli import main
+from rlm_docs.eval.rundir import load_run
+from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
+from tests.fixtures.ray_cluster import NODE_ARGS, loopback_cluster, skip_reason
+from tests.servers.chat import ChatServer
+
+pytestmark = pytest.mark.ray_cluster
+REPO = Path(__file__).resolve().parents[1]
+# Fields that differ between two runs of the same question (times, files, process ids).
+_VOLATILE = {"wall_s", "trajectory", "ledger"}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    reason = skip_reason(nodes=2)
+    if reason:
+        pytest.skip(reason)
+    with loopback_cluster(nodes=2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return build_store(tmp_path_factory.mktemp("ray") / "store")
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
+    return tmp_path
+
+
+def _eval(store, out, *extra, dataset=QUESTIONS):
+    return main(
+        ["eval", "--dataset", str(dataset), "--corpus", str(store), "--out", str(out),
+         "--no-progress", *extra]
+    )  # fmt: skip
+
+
+def _comparable(run_dir):
+    _, rows = load_run(run_dir)
+    return {r["id"]: {k: v for k, v in r.items() if k not in _VOLATILE} for r in rows}
+
+
+def _recorded_ids(run_dir):
+    lines = (Path(run_dir) / "results.jsonl").read_text().splitlines()
+    return [json.loads(line)["id"] for line in lines]
+
+
+def _trajectory_pids(run_dir):
+    """Process ids in the trajectory file names (`rlm_<id>_<pid>_<ns>.jsonl`)."""
+    return {p.name.rsplit("_", 2)[1] for p in (Path(run_dir) / "trajectories").glob("*.jsonl")}
+
+
+def test_ray_runs_match_the_thread_executor_on_both_nodes(cluster, env, store):
+    for system in ("rlm", "static-rag"):
+        args = ("--system", system, "--model", "offline", "--workers", "2")
+        assert _eval(store, env / f"{system}-thread", *args) == 0
+        assert _eval(store, env / f"{system}-ray", *args, "--executor", "ray") == 0
+        thread, ray_run = _comparable(env / f"{system}-thread"), _comparable(env / f"{system}-ray")
+        assert thread == ray_run and len(ray_run) == 6
+        # every trajectory came back to the driver's run directory, one per question
+        rows = load_run(env / f"{system}-ray")[1]
+        files = sorted(p.name for p in (env / f"{system}-ray" / "trajectories").iterdir())
+        assert sorted(Path(r["trajectory"]).name for r in rows) == files and len(files) == 6
+        assert all(Path(r["trajectory"]).parent == env / f"{system}-ray" / "trajectories"
+                   for r in rows)  # fmt: skip
+        # written by two actors (two Ray worker processes), neither of them this process
+        pids = _trajectory_pids(env / f"{system}-ray")
+        assert len(pids) == 2 and str(os.getpid()) not in pids
+
+
+def test_a_shipped_store_gives_the_same_results(cluster, env, store):
+    args = ("--system", "rlm", "--model", "offline", "--executor", "ray")
+    assert _eval(store, env / "path", *args) == 0
+    assert _eval(store, env / "shipped", *args, "--ray-ship-corpus") == 0
+    assert _comparable(env / "path") == _comparable(env / "shipped")
+    manifest, _ = load_run(env / "shipped")
+    assert manifest["corpus"] == str(store.resolve())  # resumable like any run
+
+
+def _sandbox_environs() -> list[str]:
+    """Environments of the sandbox zygotes started by Ray actors, and of their workers."""
+    procs = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+                procs[proc.name] = (
+                    stat.rsplit(")", 1)[1].split()[1],
+                    (proc / "cmdline").read_bytes(),
+                )
+            except OSError:
+                continue
+    zygotes = {
+        pid for pid, (ppid, cmd) in procs.items()
+        if b"sandbox.zygote" in cmd and procs.get(ppid, ("", b""))[1].startswith(b"ray::NodeWorker")
+    }  # fmt: skip
+    workers = {pid for pid, (ppid, _) in procs.items() if ppid in zygotes}
+    out = []
+    for pid in zygotes | workers:
+        try:
+            out.append(Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reading another user's /proc entry needs root")
+def test_the_api_key_reaches_ray_workers_but_no_sandbox_and_no_file(cluster, env, store):
+    import ray
+
+    key = f"sk-ray-{uuid.uuid4().hex}"
+    seen: list[list[str]] = []
+
+    def reply(messages):
+        if not any(m["role"] == "assistant" for m in messages):
+            return "```repl\nx = 1\n```"  # the question's sandbox starts
+        seen.append(_sandbox_environs())  # while it is alive
+        return "FINAL(Springfield)"
+
+    os.environ["OPENAI_API_KEY"] = key  # monkeypatch (env fixture) restores it
+    with ChatServer(reply=reply, api_key=key) as server:
+        out = env / "keyed"
+        model = f"openai:fake@{server.base_url}"
+        args = ("--system", "rlm", "--model", model, "--executor", "ray", "--limit", "2")
+        assert _eval(store, out, *args) == 0
+        # the server refuses requests without the key: every question reached it with the key
+        assert len(server.requests) >= 4 and all(r.authorized for r in server.requests)
+    assert [r["status"] for r in load_run(out)[1]] == ["ok", "ok"]
+    assert sum(1 for environs in seen if environs) >= 2  # sandbox processes were found
+    assert not any(key in e or "OPENAI_API_KEY" in e for environs in seen for e in environs)
+    session = ray._private.worker._global_node.get_session_dir_path()
+    for root in (out, env / "home", session):
+        hits = subprocess.run(["grep", "-rl", key, str(root)], capture_output=True, text=True)
+        assert hits.stdout == "", f"the key was written to {hits.stdout}"
+
+
+def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tmp_path):
+    # 18 questions (the fixture's 6, three times) at 1 s per model call, one at a time per
+    # node on three nodes: when the first result is recorded every node has one in flight.
+    lines = QUESTIONS.read_text().splitlines()
+    dataset = tmp_path / "many.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps(json.loads(line) | {"id": f"{n}-{json.loads(line)['id']}"}) + "\n"
+            for n in range(3)
+            for line in lines
+        )
+    )
+    victim = cluster.add_node(**NODE_ARGS)
+    cluster.wait_for_nodes()
+    out = env / "killed"
+    killed = threading.Event()
+
+    def kill_after_first_result():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if (out / "results.jsonl").exists() and (out / "results.jsonl").read_text():
+                cluster.remove_node(victim, allow_graceful=False)
+                killed.set()
+                return
+            time.sleep(0.05)
+
+    with ChatServer(reply=fake_model, latency_s=1.0) as server:
+        killer = threading.Thread(target=kill_after_first_result, daemon=True)
+        killer.start()
+        model = f"openai:fake@{server.base_url}"
+        base = ("--system", "static-rag", "--model", model)
+        args = (*base, "--executor", "ray", "--workers", "1")
+        assert _eval(store, out, *args, dataset=dataset) == 0
+        killer.join()
+        calls = len(server.requests)
+        thread = env / "thread"
+        assert _eval(store, thread, *base, "--workers", "6", dataset=dataset) == 0
+    assert killed.is_set()
+    ids = _recorded_ids(out)
+    assert sorted(ids) == sorted(json.loads(x)["id"] for x in dataset.read_text().splitlines())
+    assert len(ids) == len(set(ids)) == 18
+    assert calls > 18  # the question in flight on the killed node was asked again elsewhere
+    rows = load_run(out)[1]
+    assert all(r["status"] == "ok" for r in rows)
+    files = sorted(p.name for p in (out / "trajectories").iterdir())
+    assert sorted(Path(r["trajectory"]).name for r in rows) == files and len(files) == 18
+    assert _comparable(out) == _comparable(thread)  # as if no node had died
+    # a resume finds nothing left to do
+    assert _eval(store, out, *args, "--resume", dataset=dataset) == 0
+    assert len(_recorded_ids(out)) == 18
+
+
+def test_without_ray_the_flag_fails_in_one_line(tmp_path, store):
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from rlm_docs.cli import main\n"
+        f"sys.exit(main(['eval', '--dataset', {str(QUESTIONS)!r}, '--corpus', {str(store)!r},"
+        f" '--system', 'rlm', '--model', 'offline', '--out', {str(tmp_path / 'r')!r},"
+        " '--executor', 'ray']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=os.environ | {"RLM_DOCS_HOME": str(tmp_path / "home")},
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "rlm-docs eval: error: --executor ray needs Ray, which is not installed: "
+        'pip install -e ".[ray]"'
+    ]
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_store_unreadable_on_the_nodes_stops_the_run_with_its_reason(cluster, env, store):
+    # The driver reads the store; the Ray nodes are told a path that holds none.
+    from rlm_docs.errors import ConfigError
+    from rlm_docs.eval.dataset import load_questions
+    from rlm_docs.eval.question_task import QuestionTask
+    from rlm_docs.eval.ray_executor import RayExecutor
+
+    task = QuestionTask(corpus=str(env / "nowhere"), system="rlm", model="offline")
+    with pytest.raises(ConfigError, match=r"Ray node \w+: CorpusError: .*nowhere"):
+        list(RayExecutor(1).map_unordered(task, load_questions(QUESTIONS)))
