@@ -99,7 +99,7 @@ def test_a_shipped_store_gives_the_same_results(cluster, env, store):
 
 
 def _sandbox_environs() -> list[str]:
-    """Environments of the sandbox zygotes started by Ray actors, and of their workers."""
+    """Environments of the sandbox fork servers started by Ray actors, and of their workers."""
     procs = {}
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -111,13 +111,13 @@ def _sandbox_environs() -> list[str]:
                 )
             except OSError:
                 continue
-    zygotes = {
+    servers = {
         pid for pid, (ppid, cmd) in procs.items()
-        if b"sandbox.zygote" in cmd and procs.get(ppid, ("", b""))[1].startswith(b"ray::NodeWorker")
+        if b"sandbox.fork_server" in cmd and procs.get(ppid, ("", b""))[1].startswith(b"ray::NodeWorker")
     }  # fmt: skip
-    workers = {pid for pid, (ppid, _) in procs.items() if ppid in zygotes}
+    workers = {pid for pid, (ppid, _) in procs.items() if ppid in servers}
     out = []
-    for pid in zygotes | workers:
+    for pid in servers | workers:
         try:
             out.append(Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace"))
         except OSError:

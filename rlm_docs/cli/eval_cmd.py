@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("thread", "ray"),
         default="thread",
         help="where questions run: threads of this process (default) or a Ray cluster, one "
-        "actor per node (needs the ray extra: pip install -e \".[ray]\")",
+        'actor per node (needs the ray extra: pip install -e ".[ray]")',
     )
     p.add_argument(
         "--ray-address",

@@ -3,7 +3,7 @@
 `QuestionTask` holds only the run's settings (corpus path, system, models, budget, options,
 judge); the system, judge client and ledger are built on first use in whichever process runs
 the task. A thread pool shares one built task; a Ray actor unpickles a fresh copy and builds it
-once, so each node loads the corpus and its sandbox zygote once and reuses them across
+once, so each node loads the corpus and its sandbox fork server once and reuses them across
 questions.
 
 With `trajectories=None` (remote executors) a question's trajectory is written to a private
@@ -55,7 +55,7 @@ class QuestionTask:
     )
 
     def __getstate__(self) -> dict[str, Any]:
-        """Settings only: what was built here (corpus, sandbox zygote, clients) stays here."""
+        """Settings only: what was built here (corpus, sandbox fork server, clients) stays here."""
         state = dict(self.__dict__)
         for key in ("_built", "_lock", "cancelled"):
             state.pop(key, None)

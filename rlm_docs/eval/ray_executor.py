@@ -1,8 +1,8 @@
 """`RayExecutor`: an eval's questions on a Ray cluster, one actor per node.
 
 Each alive node gets one `NodeWorker` actor that unpickles the task once (for `QuestionTask`:
-loads the corpus and, on its first question, the sandbox zygote) and runs up to `workers`
-questions at once in threads, so a node's zygote serves every question it runs. Results come
+loads the corpus and, on its first question, the sandbox fork server) and runs up to `workers`
+questions at once in threads, so a node's fork server serves every question it runs. Results come
 back to the driver, which alone writes the run directory.
 
 Exactly once: a question runs on one actor at a time (Ray's own retries stay off,
