@@ -49,7 +49,9 @@ def test_report_tables_notes_and_figures(runs, tmp_path, capsys):
     # static-rag answers q1, q2, q6 exactly and q5 by number: 4/6; X-doc is q4 only (refused)
     assert "| static-rag / openai:fake@" in md and "66.7% [" in md and "0.0% (n=1)" in md
     html = (out / "report.html").read_text()
-    assert html.count("<table>") == md.count("\n|---") and "<img src='accuracy_vs_cost.png'" in html
+    assert (
+        html.count("<table>") == md.count("\n|---") and "<img src='data:image/png;base64," in html
+    )
     for name in (
         "cumulative_differences.png",
         "accuracy_vs_cost.png",
@@ -113,7 +115,7 @@ def _figure(monkeypatch, draw):
     from rlm_docs.eval import plots
 
     saved = []
-    monkeypatch.setattr(plots, "_save", lambda fig, path: saved.append(fig))
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: saved.append(fig))
     draw(plots)
     return saved[0]
 

@@ -46,7 +46,10 @@ def _effort_and_correct(rows: Sequence[Row], measure: str) -> tuple[np.ndarray, 
     return effort, correct
 
 
-def _kuiper_block(rows: Sequence[Row], measure: str, seed: int, n_boot: int) -> dict[str, float]:
+def kuiper_block(
+    rows: Sequence[Row], measure: str, seed: int = SEED, n_boot: int = N_BOOT
+) -> dict[str, float]:
+    """Kuiper K, K/N with its bootstrap interval and the permutation p of `measure`."""
     effort, correct = _effort_and_correct(rows, measure)
     result = kuiper(effort, correct, seed=seed)
     low, high = kuiper_bootstrap(effort, correct, n_boot=n_boot, seed=seed)
@@ -88,8 +91,8 @@ def summarize(
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)
     out["total_wall_s"] = sum(float(r.get("wall_s") or 0) for r in rows)
     if with_kuiper:
-        out["kuiper_steps"] = _kuiper_block(rows, "steps", seed, n_boot)
-        out["kuiper_tokens"] = _kuiper_block(rows, "total_tokens", seed, n_boot)
+        out["kuiper_steps"] = kuiper_block(rows, "steps", seed, n_boot)
+        out["kuiper_tokens"] = kuiper_block(rows, "total_tokens", seed, n_boot)
         out["wasted_effort_steps"] = wasted_effort_ratio(*_effort_and_correct(rows, "steps"))
     out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
     # comprehension errors of questions with no page evidence: nothing to check them against

@@ -15,6 +15,7 @@ span more than LOG_SPREAD times.
 """
 
 import io
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,14 @@ def human_count(value: float, _pos: Any = None) -> str:
     return f"{sign}{round(v, 2):g}"
 
 
+def power_of_two(value: float, _pos: Any = None) -> str:
+    """Tick label of a log2 axis: 2^13 for exact powers of two, plain digits otherwise."""
+    exponent = math.log2(value) if value > 0 else 0.5
+    if exponent == int(exponent):
+        return f"$2^{{{int(exponent)}}}$"
+    return f"{value:,.0f}"
+
+
 def _count_axis(axis: Any) -> None:
     """Human labels on a linear count axis, without matplotlib's offset label."""
     axis.set_major_formatter(FuncFormatter(human_count))
@@ -97,7 +106,8 @@ def _token_axis(ax: Any, values: Sequence[float], what: str) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(human_count))
 
 
-def _save(fig: Any, path: Any) -> None:
+def save_png(fig: Any, path: Any) -> None:
+    """Write `fig` as a PNG atomically and free it."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -132,7 +142,7 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
         ax.set_ylabel("cumulative (correct - accuracy) / N")
         ax.set_title(f"Effort calibration: {label}")
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15))
-    _save(fig, path)
+    save_png(fig, path)
 
 
 def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], path: Any) -> None:
@@ -157,7 +167,7 @@ def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], p
         ax.legend(fontsize=8)
     axes[0].set_title("Accuracy vs tokens")
     axes[1].set_title("Accuracy vs cost")
-    _save(fig, path)
+    save_png(fig, path)
 
 
 def step_limit_curve(rows: Sequence[dict[str, Any]], max_steps: int) -> list[float]:
@@ -183,7 +193,7 @@ def accuracy_vs_step_limit(runs: Sequence[Run], path: Any) -> None:
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("Accuracy vs step limit")
     ax.legend(fontsize=8)
-    _save(fig, path)
+    save_png(fig, path)
 
 
 def effort_distributions(runs: Sequence[Run], path: Any) -> None:
@@ -216,4 +226,46 @@ def effort_distributions(runs: Sequence[Run], path: Any) -> None:
             ax.set_title(f"{name}: {label}", fontsize=9)
             ax.legend(fontsize=7)
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
+
+
+def kuiper_by_measure(
+    results: Sequence[tuple[str, dict[str, dict[str, Any] | None]]],
+    measures: Sequence[tuple[str, str]],
+    path: Any,
+) -> bool:
+    """K/N with its 95% bootstrap interval per effort measure (x) and run (markers side by side
+    within a measure); measures that are n/a for every run are left out. False (nothing written)
+    when no measure has a value."""
+    shown = [(m, label) for m, label in measures if any(r.get(m) for _, r in results)]
+    if not shown:
+        return False
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 2), 4.2))
+    width = 0.7 / max(len(results), 1)
+    for i, (name, blocks) in enumerate(results):
+        style = series_style(i, len(results))
+        style.pop("linestyle")
+        style.pop("linewidth")  # a wide error bar would hide its neighbours
+        xs, ks, err = [], [], [[], []]
+        for j, (measure, _) in enumerate(shown):
+            block = blocks.get(measure)
+            if not block:
+                continue
+            xs.append(j - 0.35 + width * (i + 0.5))
+            ks.append(block["normalized"])
+            err[0].append(max(block["normalized"] - block["low"], 0.0))
+            err[1].append(max(block["high"] - block["normalized"], 0.0))
+        if not xs:
+            continue  # n/a on every measure (the table says so)
+        ax.errorbar(
+            xs, ks, yerr=err, capsize=3, elinewidth=1.3, linestyle="none", label=name, **style
+        )
+    ax.set_xticks(range(len(shown)), [label for _, label in shown], rotation=20, ha="right")
+    ax.set_xlim(-0.5, len(shown) - 0.5)
+    ax.set_ylim(bottom=-0.01)
+    ax.set_ylabel("Kuiper K/N (lower: better calibrated)")
+    ax.set_title("Effort calibration per measure (95% bootstrap CI)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2)
+    save_png(fig, path)
+    return True

@@ -9,6 +9,7 @@ ANLS* >= 0.5 stages or the judge, from the rows' `stage`). A breakdown with no v
 question (e.g. no domains) is left out.
 """
 
+import base64
 import html
 import json
 import math
@@ -28,6 +29,7 @@ from rlm_docs.eval.aggregate import (
     scoring_method,
     summarize,
 )
+from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
 from rlm_docs.eval.rundir import load_run
@@ -43,6 +45,11 @@ class RunReport:
     manifest: dict[str, Any]
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
+    series: str = ""  # the label without its workload part: one line of a scaling plot
+    part: tuple[str, int] | None = None  # (workload, target tokens) of all its questions
+
+    def __post_init__(self) -> None:
+        self.series = self.series or self.label
 
 
 def _pct(x: float) -> str:
@@ -80,15 +87,25 @@ def _subset_acc(run: RunReport, hop: str) -> str:
     return f"{sum(float(r.get('score') or 0) for r in rows) / len(rows):.1%} (n={len(rows)})"
 
 
-def _label(manifest: dict[str, Any], path: Path, taken: set[str]) -> str:
+def _system_label(manifest: dict[str, Any]) -> str:
     system = str(manifest.get("system"))
     if (manifest.get("options") or {}).get("sub_calls") is False:
         system += " --no-sub-calls"  # the ablation is a different system in every table
-    label = f"{system} / {manifest.get('model')}"
-    if label in taken:
-        label = f"{label} ({path.name})"
-    taken.add(label)
-    return label
+    return f"{system} / {manifest.get('model')}"
+
+
+def run_part(rows: list[dict[str, Any]]) -> tuple[str, int] | None:
+    """(workload, target tokens) shared by every question of a run (a generated workload at one
+    length), else None."""
+    parts = {(row_field(r, "workload"), row_field(r, "target_tokens")) for r in rows}
+    if len(parts) != 1:
+        return None
+    workload, tokens = parts.pop()
+    return (str(workload), int(tokens)) if workload and isinstance(tokens, int) else None
+
+
+def _part_text(part: tuple[str, int] | None) -> str:
+    return "" if part is None else f" · {part[0]} {part[1]:,}"
 
 
 def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,26 +118,56 @@ def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
 
 
 def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -> list[RunReport]:
-    """Runs with their rows and summaries, labelled `labels` (default: system / model);
-    DatasetError names a directory that is not a run."""
-    runs: list[RunReport] = []
-    taken: set[str] = set()
-    for i, p in enumerate(paths):
+    """Runs with their rows and summaries, labelled `labels` (default: system / model, plus
+    its workload and length when the runs span several, plus its directory name when that is
+    still ambiguous); DatasetError names a directory that is not a run. Whatever the label, a
+    run's `series` is its system / model: one line per system in the scaling figure."""
+    loaded = []
+    for p in paths:
         manifest, rows = load_run(p)
-        label = labels[i] if labels else _label(manifest, Path(p), taken)
-        runs.append(RunReport(label, Path(p), manifest, rows, _summary(manifest, rows)))
-    if not runs:
+        loaded.append((Path(p), manifest, rows, run_part(rows)))
+    if not loaded:
         raise DatasetError("report: no run directories given")
+    several = len({part for *_, part in loaded}) > 1
+    runs: list[RunReport] = []
+    taken: set[tuple[str, tuple[str, int] | None]] = set()
+    for path, manifest, rows, part in loaded:
+        series = _system_label(manifest)
+        if (series, part) in taken:
+            series = f"{series} ({path.name})"
+        taken.add((series, part))
+        label = series + (_part_text(part) if several else "")
+        if labels:
+            label = labels[len(runs)]
+        summary = _summary(manifest, rows)
+        runs.append(RunReport(label, path, manifest, rows, summary, series, part))
     return runs
 
 
 def shared_questions(
     runs: list[RunReport], disjoint: bool = False
 ) -> tuple[list[RunReport], str | None]:
-    """The runs restricted to the questions every run answered, and a note saying so; the runs
-    themselves (note None) when all cover the same questions. Comparing accuracies over
-    different question sets would compare the sets, not the systems. Runs sharing no question
-    are refused, unless `disjoint` (a sweep over data sets): then each keeps its own set."""
+    """The runs restricted to the questions every run of the same workload part answered, and
+    a note saying so; the runs themselves (the same list) when no part's runs had to be
+    restricted. Comparing accuracies over different question sets would compare the sets, not
+    the systems; runs of a workload at different lengths are points of one curve, not rivals.
+    Runs sharing no question are refused, unless `disjoint` (a sweep over data sets): then each
+    keeps its own set."""
+    parts = list(dict.fromkeys(run.part for run in runs))
+    out: dict[int, RunReport] = {}
+    notes = []
+    for part in parts:
+        mine = [run for run in runs if run.part == part]
+        kept, note = _shared(mine, _part_text(part).strip(" ·"), disjoint)
+        out |= {id(old): new for old, new in zip(mine, kept, strict=True)}
+        notes += [note] if note else []
+    changed = any(out[id(run)] is not run for run in runs)
+    return ([out[id(run)] for run in runs] if changed else runs), ("\n".join(notes) or None)
+
+
+def _shared(
+    runs: list[RunReport], part: str, disjoint: bool
+) -> tuple[list[RunReport], str | None]:
     sets = [{r["id"] for r in run.rows} for run in runs]
     if all(ids == sets[0] for ids in sets):
         return runs, None
@@ -138,9 +185,12 @@ def shared_questions(
     for run in runs:
         rows = [r for r in run.rows if r["id"] in shared]
         summary = _summary(run.manifest, rows)
-        restricted.append(RunReport(run.label, run.path, run.manifest, rows, summary))
+        restricted.append(
+            RunReport(run.label, run.path, run.manifest, rows, summary, run.series, run.part)
+        )
+    where = f"{part}: the" if part else "The"
     note = (
-        f"- The runs cover different question sets ({sizes} questions): the comparison, "
+        f"- {where} runs cover different question sets ({sizes} questions): the comparison, "
         f"subsets and figures use only the {len(shared)} questions all runs share; each run on "
         "its own full set is in the last table."
     )
@@ -360,14 +410,16 @@ def build_report(
     plots.accuracy_vs_cost(named, [r.summary for r in runs], target / FIGURES[1][0])
     plots.accuracy_vs_step_limit(named, target / FIGURES[2][0])
     plots.effort_distributions(named, target / FIGURES[3][0])
+    decomposition, drawn, not_drawn = decomposition_part(runs, target)
     comparison = "Comparison"
-    if restricted:
+    if restricted and len({r.part for r in runs}) == 1:
         comparison = f"Comparison on the {runs[0].summary['n']} shared questions"
     sections = _sections(runs, comparison, by)
+    sections[1:1] = decomposition
     if restricted:
         sections.append(("Each run on its full question set", MAIN_HEADERS, main_table(full)))
     notes = (
-        ([shared_note] if shared_note else [])
+        (shared_note.split("\n") if shared_note else [])
         + [_accuracy_note(r) for r in runs]
         + [
             _errors_note(runs),
@@ -388,15 +440,17 @@ def build_report(
         "margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
         "</style><h1>rlm-docs evaluation report</h1>",
     ]
+    notes_after = {comparison: notes, decomposition[0][0]: not_drawn}
     for title, headers, rows in sections:
         md += [f"## {title}", "", _md(headers, rows), ""]
         page += [f"<h2>{html.escape(title)}</h2>", _html(headers, rows)]
-        if title == comparison:
-            md += notes + [""]
-            page.append("<ul>" + "".join(f"<li>{html.escape(n[2:])}</li>" for n in notes) + "</ul>")
-    for name, title in FIGURES:
+        if title in notes_after:
+            items = notes_after[title]
+            md += items + [""]
+            page.append("<ul>" + "".join(f"<li>{html.escape(n[2:])}</li>" for n in items) + "</ul>")
+    for name, title in [*FIGURES, *drawn]:
         md += [f"## {title}", "", f"![{title}]({name})", ""]
-        page += [f"<h2>{html.escape(title)}</h2>", f"<img src='{name}' alt='{html.escape(title)}'>"]
+        page += [f"<h2>{html.escape(title)}</h2>", _img(target / name, title)]
     atomic_write_text(target / "report.md", "\n".join(md))
     atomic_write_text(target / "report.html", "\n".join(page) + "\n")
     summary = {r.label: {"path": str(r.path), **r.summary} for r in runs}
@@ -405,6 +459,13 @@ def build_report(
             summary[r.label]["full_question_set"] = r.summary
     atomic_write_text(target / "summary.json", json.dumps(_nan_to_none(summary), indent=2))
     return {"markdown": _md(MAIN_HEADERS, main_table(runs)), "notes": notes, "runs": runs}
+
+
+def _img(path: Path, title: str) -> str:
+    """An <img> carrying the PNG itself (a data URI), so report.html is one self-contained
+    file that can be mailed or archived without its figures."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"<img src='data:image/png;base64,{data}' alt='{html.escape(title)}'>"
 
 
 def _nan_to_none(value: Any) -> Any:

@@ -8,12 +8,10 @@ accuracy and tokens per question against context length on a log2 axis. The benc
 thin callers of these two functions.
 """
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.atomic import atomic_write_bytes
 from rlm_docs.bench.make import make_bench
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.runner import EvalSettings, run_eval
@@ -28,6 +26,34 @@ STUDY_SYSTEMS = tuple(
 
 def _mean(rows: Sequence[dict[str, Any]], key: str) -> float:
     return sum(float(r.get(key) or 0) for r in rows) / max(len(rows), 1)
+
+
+def scaling_row(
+    workload: str,
+    target_tokens: int,
+    context_tokens: float,
+    system: str,
+    results: Sequence[dict[str, Any]],
+    summary: dict[str, Any],
+) -> dict[str, Any]:
+    """One (workload, length, system) point of the study from a run's rows and their
+    `summarize` summary; `report` builds its context-length figure from the same rows."""
+    return {
+        "workload": workload,
+        "target_tokens": target_tokens,
+        "context_tokens": context_tokens,
+        "system": system,
+        "n": summary["n"],
+        "accuracy": summary["accuracy"]["value"],
+        "accuracy_low": summary["accuracy"]["low"],
+        "accuracy_high": summary["accuracy"]["high"],
+        "sub_calls": _mean(results, "sub_calls"),
+        "steps": _mean(results, "steps"),
+        "tokens": _mean(results, "total_tokens"),
+        "cost_usd": summary["total_cost_usd"] / max(summary["n"], 1),
+        "wall_s": _mean(results, "wall_s"),
+        "failed": summary["status"]["failed"],
+    }
 
 
 def scaling_study(
@@ -74,22 +100,9 @@ def scaling_study(
                 summary = run_eval(settings)
                 _, results = load_run(run_dir)
                 rows.append(
-                    {
-                        "workload": workload,
-                        "target_tokens": part["tokens"],
-                        "context_tokens": part["rendered_tokens"],
-                        "system": system,
-                        "n": summary["n"],
-                        "accuracy": summary["accuracy"]["value"],
-                        "accuracy_low": summary["accuracy"]["low"],
-                        "accuracy_high": summary["accuracy"]["high"],
-                        "sub_calls": _mean(results, "sub_calls"),
-                        "steps": _mean(results, "steps"),
-                        "tokens": _mean(results, "total_tokens"),
-                        "cost_usd": summary["total_cost_usd"] / max(summary["n"], 1),
-                        "wall_s": _mean(results, "wall_s"),
-                        "failed": summary["status"]["failed"],
-                    }
+                    scaling_row(
+                        workload, part["tokens"], part["rendered_tokens"], system, results, summary
+                    )
                 )
     return rows
 
@@ -111,21 +124,27 @@ def format_rows(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def plot_scaling(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
-    """One row of panels per workload: accuracy, and tokens per question (log scale), against
-    context tokens on a log2 axis, one line per system. Written atomically as PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """One row of panels per workload: accuracy (95% CI bars), tokens per question (log scale)
+    and, when any call cost money, dollars per question, against context tokens on a log2 axis
+    (ticks at powers of two), one line per system in the shared `plots.series_style` (so a
+    system identical to another stays visible) and one legend below the panels, off the data.
+    Written atomically as PNG."""
+    from rlm_docs.eval.plots import plt, power_of_two, save_png, series_style
 
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     systems = list(dict.fromkeys(r["system"] for r in rows))
-    fig, axes = plt.subplots(len(workloads), 2, figsize=(10, 3.6 * len(workloads)), squeeze=False)
-    styles = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":")]
+    panels = [("accuracy", "accuracy (mean score)"), ("tokens", "tokens per question")]
+    if any(r["cost_usd"] > 0 for r in rows):
+        panels.append(("cost_usd", "dollars per question"))
+    fig, axes = plt.subplots(
+        len(workloads),
+        len(panels),
+        figsize=(5 * len(panels), 3.6 * len(workloads) + 0.6),
+        squeeze=False,
+    )
     for i, workload in enumerate(workloads):
         for k, system in enumerate(systems):
-            marker, line = styles[k % len(styles)]
-            style = {"marker": marker, "linestyle": line, "label": system, "alpha": 0.85}
+            style = series_style(k, len(systems))
             mine = sorted(
                 (r for r in rows if r["workload"] == workload and r["system"] == system),
                 key=lambda r: r["context_tokens"],
@@ -133,22 +152,27 @@ def plot_scaling(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
             if not mine:
                 continue
             x = [r["context_tokens"] for r in mine]
-            axes[i][0].plot(x, [r["accuracy"] for r in mine], **style)
+            acc = [r["accuracy"] for r in mine]
+            err = [
+                [a - r["accuracy_low"] for a, r in zip(acc, mine, strict=True)],
+                [r["accuracy_high"] - a for a, r in zip(acc, mine, strict=True)],
+            ]
+            axes[i][0].errorbar(x, acc, yerr=err, capsize=3, label=system, **style)
             axes[i][1].plot(x, [max(r["tokens"], 1) for r in mine], **style)
+            if len(panels) == 3:
+                axes[i][2].plot(x, [r["cost_usd"] for r in mine], **style)
         axes[i][0].set_ylim(-0.03, 1.03)
-        axes[i][0].set_ylabel("accuracy (mean score)")
-        axes[i][1].set_ylabel("tokens per question")
         axes[i][1].set_yscale("log")
-        for j, title in enumerate(("accuracy", "cost")):
-            axes[i][j].set_xscale("log", base=2)
-            axes[i][j].set_xlabel("context length (cl100k tokens, log2)")
-            axes[i][j].set_title(f"{workload}: {title} vs context length")
-            axes[i][j].grid(True, alpha=0.3)
-        axes[i][0].legend(fontsize=8)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    target = Path(path)
-    atomic_write_bytes(target, buffer.getvalue())
-    return target
+        for j, (key, label) in enumerate(panels):
+            ax = axes[i][j]
+            ax.set_ylabel(label)
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(power_of_two)
+            ax.set_xlabel("context length (cl100k tokens, log2 scale)")
+            ax.set_title(f"{workload}: {'accuracy' if key == 'accuracy' else 'cost'}")
+            ax.grid(True, alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=9)
+    fig.tight_layout(rect=(0, 0.6 / fig.get_figheight(), 1, 1))
+    save_png(fig, path)
+    return Path(path)

@@ -1,0 +1,49 @@
+"""Kuiper K/N with its bootstrap CI for every effort measure a run records.
+
+The comparison table gives K for steps and tokens; a decomposing system spends its effort on
+other axes too (sub-calls, pages read, dollars), and calibration can differ per axis: errors
+may cluster among the questions that read the most pages but not among those that took the most
+steps. A measure that is the same for every question (all $0 offline, no pages recorded) has no
+order to calibrate against and is reported as n/a rather than as a perfect K = 0; so is a run
+whose questions are all right (or all wrong).
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from rlm_docs.eval.aggregate import effort_value, kuiper_block
+from rlm_docs.eval.decomposition_table import field
+
+# (row field, label with unit), in the order of the report's table and figure.
+MEASURES = (
+    ("steps", "root steps"),
+    ("sub_calls", "sub-calls"),
+    ("pages_looked", "pages read"),
+    ("input_tokens", "input tokens"),
+    ("output_tokens", "output tokens"),
+    ("total_tokens", "total tokens"),
+    ("cost_usd", "dollars"),
+    ("wall_s", "wall seconds"),
+)
+
+
+def _values(rows: Sequence[dict[str, Any]], measure: str) -> list[float]:
+    if measure == "pages_looked":  # a decomposition field: flat column or record entry
+        return [float(field(r, measure) or 0) for r in rows]
+    return [effort_value(r, measure) for r in rows]
+
+
+def kuiper_by_measure(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """{measure: `aggregate.kuiper_block`} for each of MEASURES; None where every question has
+    the same effort (or the run does not record the measure) or the same correctness (all right
+    or all wrong: K is 0 whatever the effort)."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for measure, _ in MEASURES:
+        values = _values(rows, measure)
+        if len(set(values)) < 2:
+            out[measure] = None
+            continue
+        flat = [dict(r) | {measure: v} for r, v in zip(rows, values, strict=True)]
+        block = kuiper_block(flat, measure)
+        out[measure] = None if block["degenerate"] else block
+    return out
