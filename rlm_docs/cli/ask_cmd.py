@@ -34,10 +34,13 @@ _BUDGET_FLAGS = (
 )
 
 
-def add_budget_args(parser: argparse.ArgumentParser) -> None:
-    """The per-question budget flags (unset flags keep `Budget`'s defaults)."""
+def add_budget_args(parser: argparse.ArgumentParser, steps: tuple[Any, str] | None = None) -> None:
+    """The per-question budget flags (unset flags keep `Budget`'s defaults); `steps` replaces
+    the type and help of `--max-steps` (eval's step-limit lists)."""
     group = parser.add_argument_group("budget (per question, including child RLMs)")
     for flag, dest, kind, text in _BUDGET_FLAGS:
+        if steps is not None and dest == "max_steps":
+            kind, text = steps
         group.add_argument(flag, dest=dest, type=kind, default=None, metavar="N", help=text)
 
 

@@ -7,6 +7,7 @@ an interrupted run with the same settings.
 import argparse
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlm_docs.cli.ask_cmd import (
     add_budget_args,
@@ -16,7 +17,10 @@ from rlm_docs.cli.ask_cmd import (
     budget_from_args,
 )
 from rlm_docs.cli.interrupt import Interrupted
-from rlm_docs.cli.numbers import fraction, positive_int
+from rlm_docs.cli.numbers import fraction, positive_int, step_limits
+
+if TYPE_CHECKING:
+    from rlm_docs.eval.runner import EvalSettings
 
 _SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce")
 
@@ -116,7 +120,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_confirm_arg(p)
     add_timeout_arg(p)
-    add_budget_args(p)
+    add_budget_args(
+        p,
+        steps=(
+            step_limits,
+            "root turns (default 20); a comma list (1,2,4,8,16) runs the exact accuracy-vs-step-"
+            "limit curve: one run per limit in RUN_DIR/steps-N, shared prefixes from the cache",
+        ),
+    )
     p.set_defaults(func=run, needs_home=True)
 
 
@@ -163,12 +174,13 @@ def _resume_hint(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.corpus.demo import resolve_store
     from rlm_docs.eval.aggregate import citation_f1_text, headline_accuracy
-    from rlm_docs.eval.rundir import RunDir
     from rlm_docs.eval.runner import EvalSettings, run_eval
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
     apply_timeout(args)
+    limits = args.max_steps or []
+    args.max_steps = limits[-1] if limits else None  # the longest limit is the budget shown
     person = _is_human(args.model) or _is_human(args.sub_model)
     if person and args.executor != "thread":
         from rlm_docs.errors import ConfigError
@@ -196,9 +208,11 @@ def run(args: argparse.Namespace) -> int:
         specificity=args.judge_specificity,
     )
     try:
+        if len(limits) > 1:
+            return _step_limits(settings, limits, args.out)
         s = run_eval(settings)
     except KeyboardInterrupt:
-        done = len(RunDir(args.out).read_results())
+        done = _finished(Path(args.out))
         raise Interrupted(
             f"{done} finished question(s) are kept in {args.out}; continue with:\n"
             f"  {_resume_hint(args)}"
@@ -209,5 +223,41 @@ def run(args: argparse.Namespace) -> int:
         f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}] ({how}), "
         f"{citation_f1_text(s)}, ${s['total_cost_usd']:.4f}, "
         f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
+    )
+    return 0
+
+
+def _finished(out: Path) -> int:
+    """Questions recorded in RUN_DIR, or in every limit's run of a step-limit RUN_DIR."""
+    from rlm_docs.eval.rundir import RunDir
+    from rlm_docs.eval.step_limits import is_sweep
+
+    dirs = sorted(out.glob("steps-*")) if is_sweep(out) else [out]
+    return sum(len(RunDir(d).read_results()) for d in dirs)
+
+
+def _step_limits(settings: "EvalSettings", limits: list[int], out: str) -> int:
+    """Run every limit and print one line per limit plus the extra calls and dollars the
+    shorter limits took beyond the longest one."""
+    from rlm_docs.eval.step_limits import run_step_limits
+    from rlm_docs.models.cache import default_cache
+
+    if default_cache() is None:
+        print("warning: RLM_DOCS_CACHE=off: no prefix is shared, every limit pays in full")
+    results = run_step_limits(settings, limits)
+    for r in results:
+        acc = r["summary"]["accuracy"]
+        print(
+            f"steps <= {r['limit']}: accuracy {acc['value']:.1%} [{acc['low']:.1%}, "
+            f"{acc['high']:.1%}], {r['new_calls']} new calls (${r['new_cost_usd']:.4f}), "
+            f"{r['replayed_calls']} replayed from the cache -> {r['out']}"
+        )
+    top, rest = results[0], results[1:]
+    extra = sum(r["new_calls"] for r in rest)
+    dollars = sum(r["new_cost_usd"] for r in rest)
+    print(
+        f"exact step-limit curve ({settings.system}, {len(results)} limits): "
+        f"{top['new_calls']} new calls for the longest limit, {extra} extra calls "
+        f"(${dollars:.4f}) for the shorter ones -> {out}"
     )
     return 0

@@ -41,6 +41,17 @@ tcp_port: Callable[[str], int] = _number(int, 0, False, 65535)
 """A TCP port, 0..65535 (0: any free port)."""
 
 
+def step_limits(text: str) -> list[int]:
+    """`--max-steps` of `eval`: one limit (`8`) or a comma list (`1,2,4,8,16`) of integers >= 1,
+    sorted, duplicates dropped; a list runs the exact accuracy-vs-step-limit curve."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isdigit() and int(p) >= 1 for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 1 or a comma list of them (e.g. 1,2,4,8,16), got {text!r}"
+        )
+    return sorted({int(p) for p in parts})
+
+
 def plural(n: int, noun: str) -> str:
     """`1 step`, `2 steps`, `1,234 pages`: a count with its noun, singular for exactly 1."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -40,8 +40,8 @@ from rlm_docs.sandbox import Limits
 EXTRACT_CHARS = 50_000
 
 
-def _client(model: Client | str) -> Client:
-    return make_client(model) if isinstance(model, str) else model
+def _client(model: Client | str, cache: Any = True) -> Client:
+    return make_client(model, cache=cache) if isinstance(model, str) else model
 
 
 def _env_client(name: str) -> Client | None:
@@ -66,6 +66,7 @@ class RLM:
     bound, and the prompt does not mention them). `confirm_final`: a
     finishing turn (`answer["ready"] = True`) whose code printed output gets one confirmation
     turn showing it (see `rlm_docs.engine.loop`); False ends the run at once, as MADQA does.
+    `cache`: the response cache model strings are built with (`make_client`'s `cache`).
     """
 
     def __init__(
@@ -84,14 +85,19 @@ class RLM:
         on_turn: Callable[[int, Iteration], None] | None = None,
         sub_calls: bool = True,
         confirm_final: bool = True,
+        cache: Any = True,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
         if not 0 < child_share <= 1:
             raise ConfigError(f"child_share must be in (0, 1], got {child_share}")
         self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(corpus)
-        root = _client(model) if model else _env_client("RLM_DOCS_MODEL") or _client("offline")
-        sub = _client(sub_model) if sub_model else _env_client("RLM_DOCS_SUB_MODEL")
+        root = (
+            _client(model, cache)
+            if model
+            else _env_client("RLM_DOCS_MODEL") or _client("offline", cache)
+        )
+        sub = _client(sub_model, cache) if sub_model else _env_client("RLM_DOCS_SUB_MODEL")
         self.settings = Settings(
             client=root,
             sub_client=sub or root,

@@ -179,20 +179,44 @@ def step_limit_curve(rows: Sequence[dict[str, Any]], max_steps: int) -> list[flo
     return [float(np.mean(np.where(steps <= s, score, 0.0))) for s in range(1, max_steps + 1)]
 
 
-def accuracy_vs_step_limit(runs: Sequence[Run], path: Any) -> None:
-    """MADQA Fig. 9: how accuracy grows as the root-step limit is raised."""
-    top = max([int(effort_value(r, "steps")) for _, rows in runs for r in rows] + [1])
-    fig, ax = plt.subplots(figsize=(6, 4))
+def accuracy_vs_step_limit(
+    runs: Sequence[Run], path: Any, exact: dict[str, dict[int, float]] | None = None
+) -> None:
+    """MADQA Fig. 9: how accuracy grows as the root-step limit is raised. The lower bound is
+    read from each run's step counts (see module docstring); a run with an `exact` curve (a
+    step-limit sweep: {limit: accuracy of the run cut at that limit}) gets it drawn solid in
+    the same colour, its lower bound dashed."""
+    exact = exact or {}
+    limits = [limit for curve in exact.values() for limit in curve]
+    steps = [int(effort_value(r, "steps")) for _, rows in runs for r in rows]
+    top = max([*steps, *limits, 1])
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, (name, rows) in enumerate(runs):
         curve = step_limit_curve(rows, top)
-        ax.plot(range(1, top + 1), curve, label=name, **series_style(i, len(runs)))
+        style = series_style(i, len(runs)) | {"color": f"C{i % 10}"}
+        if name in exact:
+            points = sorted(exact[name].items())
+            exact_style = style | {"alpha": 0.5}  # the dashed lower bound shows through
+            ax.plot(*zip(*points, strict=True), label=f"{name}: exact", **exact_style)
+            style |= {"linestyle": "--", "marker": None, "linewidth": 1.2}
+            name = f"{name}: lower bound"
+        ax.plot(range(1, top + 1), curve, label=name, **style)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(0.5, top + 0.5)
-    ax.set_xlabel("root-step limit")
-    ax.set_ylabel("accuracy (runs finished within the limit)")
+    ax.set_xlabel("root-step limit (steps)")
+    ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("Accuracy vs step limit")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    if not exact:
+        ax.text(
+            0.01,
+            0.01,
+            "lower bound: a question counts only if it finished within the limit",
+            transform=ax.transAxes,
+            fontsize=7,
+            color="grey",
+        )
     save_png(fig, path)
 
 

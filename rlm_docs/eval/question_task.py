@@ -26,6 +26,7 @@ from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.scoring import score_prediction
 from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
+from rlm_docs.models.cache import ResponseCache
 from rlm_docs.models.prices import sum_usd
 from rlm_docs.systems import SystemConfig, make_system
 
@@ -46,6 +47,7 @@ class QuestionTask:
     budget: Budget = field(default_factory=Budget)
     options: dict[str, Any] = field(default_factory=dict)
     trajectories: str | None = None
+    cache: str | None = None  # a response-cache file for every client (`EvalSettings.cache`)
     _built: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -90,6 +92,7 @@ class QuestionTask:
                     log_dir=log_dir,
                     ledger=ledger,
                     options=self.options,
+                    cache=ResponseCache(self.cache) if self.cache else True,
                 )
                 self._built = {
                     "system": make_system(self.system, config),

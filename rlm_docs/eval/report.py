@@ -34,6 +34,8 @@ from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import SCORING_VERSION
+from rlm_docs.eval.step_limit_report import exact_curves, step_limit_sections
+from rlm_docs.eval.step_limits import is_sweep, load_sweep
 
 
 @dataclass
@@ -47,6 +49,9 @@ class RunReport:
     summary: dict[str, Any]
     series: str = ""  # the label without its workload part: one line of a scaling plot
     part: tuple[str, int] | None = None  # (workload, target tokens) of all its questions
+    # a step-limit sweep (`eval --max-steps 1,2,4`): {limit: that limit's rows}; the run
+    # itself is the longest limit
+    exact_steps: dict[int, list[dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         self.series = self.series or self.label
@@ -123,8 +128,14 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
     still ambiguous); DatasetError names a directory that is not a run. Whatever the label, a
     run's `series` is its system / model: one line per system in the scaling figure."""
     loaded = []
+    exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}
     for p in paths:
-        manifest, rows = load_run(p)
+        if is_sweep(p):
+            limits = load_sweep(p)
+            manifest, rows = next(iter(limits.values()))  # the longest limit
+            exact[Path(p)] = {limit: r for limit, (_, r) in limits.items()}
+        else:
+            manifest, rows = load_run(p)
         loaded.append((Path(p), manifest, rows, run_part(rows)))
     if not loaded:
         raise DatasetError("report: no run directories given")
@@ -140,7 +151,7 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
         if labels:
             label = labels[len(runs)]
         summary = _summary(manifest, rows)
-        runs.append(RunReport(label, path, manifest, rows, summary, series, part))
+        runs.append(RunReport(label, path, manifest, rows, summary, series, part, exact.get(path)))
     return runs
 
 
@@ -165,9 +176,7 @@ def shared_questions(
     return ([out[id(run)] for run in runs] if changed else runs), ("\n".join(notes) or None)
 
 
-def _shared(
-    runs: list[RunReport], part: str, disjoint: bool
-) -> tuple[list[RunReport], str | None]:
+def _shared(runs: list[RunReport], part: str, disjoint: bool) -> tuple[list[RunReport], str | None]:
     sets = [{r["id"] for r in run.rows} for run in runs]
     if all(ids == sets[0] for ids in sets):
         return runs, None
@@ -186,7 +195,16 @@ def _shared(
         rows = [r for r in run.rows if r["id"] in shared]
         summary = _summary(run.manifest, rows)
         restricted.append(
-            RunReport(run.label, run.path, run.manifest, rows, summary, run.series, run.part)
+            RunReport(
+                run.label,
+                run.path,
+                run.manifest,
+                rows,
+                summary,
+                run.series,
+                run.part,
+                run.exact_steps,
+            )
         )
     where = f"{part}: the" if part else "The"
     note = (
@@ -408,14 +426,15 @@ def build_report(
     named = [(r.label, r.rows) for r in runs]
     plots.cumulative_differences(named, target / FIGURES[0][0])
     plots.accuracy_vs_cost(named, [r.summary for r in runs], target / FIGURES[1][0])
-    plots.accuracy_vs_step_limit(named, target / FIGURES[2][0])
+    exact = {r.label: r.exact_steps for r in runs if r.exact_steps}
+    plots.accuracy_vs_step_limit(named, target / FIGURES[2][0], exact_curves(exact))
     plots.effort_distributions(named, target / FIGURES[3][0])
     decomposition, drawn, not_drawn = decomposition_part(runs, target)
     comparison = "Comparison"
     if restricted and len({r.part for r in runs}) == 1:
         comparison = f"Comparison on the {runs[0].summary['n']} shared questions"
     sections = _sections(runs, comparison, by)
-    sections[1:1] = decomposition
+    sections[1:1] = decomposition + step_limit_sections(exact)
     if restricted:
         sections.append(("Each run on its full question set", MAIN_HEADERS, main_table(full)))
     notes = (

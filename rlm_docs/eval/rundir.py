@@ -40,6 +40,7 @@ SETTINGS_KEYS = (
     "corpus",
     "limit",
     "where",
+    "step_limit",
 )
 MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 

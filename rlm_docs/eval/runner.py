@@ -60,6 +60,9 @@ class EvalSettings:
     progress: bool = True
     sensitivity: float = DEFAULT_SENSITIVITY
     specificity: float = DEFAULT_SPECIFICITY
+    # a response-cache file every model client uses, offline included (a step-limit sweep's;
+    # see `step_limits`); None: `make_client`'s default rule
+    cache: str | None = None
 
 
 def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
@@ -75,7 +78,7 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
         "judge": s.judge,
         "judge_sensitivity": s.sensitivity,
         "judge_specificity": s.specificity,
-        "budget": asdict(s.budget),
+        "budget": {k: v for k, v in asdict(s.budget).items() if k != "stop_at_step"},
         "options": s.options,
         "dataset": str(Path(s.dataset).resolve()),
         "dataset_sha256": dataset_hash(s.dataset),
@@ -97,6 +100,8 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
     }
     if s.where:  # absent when unfiltered, so runs made before filters existed still resume
         manifest["where"] = list(s.where)
+    if s.budget.stop_at_step is not None:  # one limit of a step-limit sweep (`step_limits`)
+        manifest["step_limit"] = s.budget.stop_at_step
     return manifest
 
 
@@ -144,6 +149,7 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
         budget=settings.budget,
         options=settings.options,
         trajectories=str(run.trajectories),
+        cache=settings.cache,
     )
     task.build(corpus)
     owned = executor is None

@@ -4,7 +4,14 @@ from dataclasses import dataclass, fields
 
 from rlm_docs.errors import ConfigError
 
-_INT_FIELDS = ("max_steps", "max_sub_calls", "max_input_tokens", "max_output_tokens", "max_depth")
+_INT_FIELDS = (
+    "max_steps",
+    "max_sub_calls",
+    "max_input_tokens",
+    "max_output_tokens",
+    "max_depth",
+    "stop_at_step",
+)
 
 
 @dataclass(frozen=True)
@@ -20,6 +27,11 @@ class Budget:
     max_depth: int = 1
     max_concurrency: int = 8
     soft_fraction: float = 0.8
+    # Cut the run after this many root steps (then the forced answer) while prompts, notices
+    # and child shares still show `max_steps`: one limit of the exact step-limit curve
+    # (`eval --max-steps 1,2,4`), whose trajectory is then the `max_steps` run's trajectory up
+    # to the cut, so the response cache replays that prefix.
+    stop_at_step: int | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -34,5 +46,7 @@ class Budget:
                 raise ConfigError(f"budget {f.name}: must not be negative, got {value!r}")
         if self.max_concurrency < 1:
             raise ConfigError(f"budget max_concurrency: must be >= 1, got {self.max_concurrency}")
+        if self.stop_at_step is not None and self.stop_at_step < 1:
+            raise ConfigError(f"budget stop_at_step: must be >= 1, got {self.stop_at_step}")
         if not 0 < self.soft_fraction <= 1:
             raise ConfigError(f"budget soft_fraction: must be in (0, 1], got {self.soft_fraction}")

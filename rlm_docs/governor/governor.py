@@ -347,28 +347,32 @@ class Governor:
         governor or an ancestor has taken `max_steps` steps (its children's included)."""
         with self._lock:
             for g in self._chain():
-                limit = g.budget.max_steps
+                limit = g._step_limit()
                 if limit is not None and g._steps_total >= limit:
                     raise BudgetExceeded("steps", limit, g._steps_total)
             self._steps += 1
             for g in self._chain():
                 g._steps_total += 1
 
+    def _step_limit(self) -> int | None:
+        """The root steps this governor enforces: `max_steps`, or the earlier `stop_at_step`
+        cut (which prompts and notices never show; see `Budget`)."""
+        limits = [v for v in (self.budget.max_steps, self.budget.stop_at_step) if v is not None]
+        return min(limits) if limits else None
+
     def steps_left(self) -> int | None:
         """Root steps this governor may still take (the tightest ancestor counts), or None."""
         with self._lock:
-            left = [
-                g.budget.max_steps - g._steps_total
-                for g in self._chain()
-                if g.budget.max_steps is not None
-            ]
+            limits = [(g, g._step_limit()) for g in self._chain()]
+            left = [limit - g._steps_total for g, limit in limits if limit is not None]
             return max(min(left), 0) if left else None
 
     def exhausted(self) -> str | None:
         """The first hard-limit axis that is used up (here or in an ancestor), else None."""
         with self._lock:
             for g in self._chain():
-                if g.budget.max_steps is not None and g._steps_total >= g.budget.max_steps:
+                limit = g._step_limit()
+                if limit is not None and g._steps_total >= limit:
                     return "steps"
                 if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
                     return "wall_s"

@@ -48,6 +48,10 @@ class SystemConfig:
     log_dir: str | None = None
     ledger: Ledger = field(default_factory=Ledger)
     options: dict[str, Any] = field(default_factory=dict)
+    # The response cache every client is built with (`make_client`'s `cache`): True is the
+    # default rule; a step-limit sweep passes one ResponseCache so even offline and scripted
+    # clients replay the prefixes its limits share.
+    cache: Any = True
 
 
 def make_system(name: str, config: SystemConfig) -> System:

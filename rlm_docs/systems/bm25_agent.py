@@ -31,7 +31,9 @@ class Bm25Agent:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(config.model)  # offline recognises baseline prompts
+        self.client = make_client(
+            config.model, cache=config.cache
+        )  # offline recognises baseline prompts
         self.k = int(config.options.get("k", 5))
         self.max_iterations = int(config.options.get("max_iterations", 10))
         self.max_page_chars = int(config.options.get("max_page_chars", 8000))

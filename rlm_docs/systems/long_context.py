@@ -49,7 +49,9 @@ class LongContext:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(config.model)  # offline recognises baseline prompts
+        self.client = make_client(
+            config.model, cache=config.cache
+        )  # offline recognises baseline prompts
         self.window = model_window(self.client, config.options)
         self.reply_tokens = int(config.options.get("reply_tokens", REPLY_TOKENS))
         if self.reply_tokens >= self.window:

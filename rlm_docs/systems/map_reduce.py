@@ -54,8 +54,12 @@ class MapReduce:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(config.model)  # offline recognises baseline prompts
-        self.sub_client = make_client(config.sub_model) if config.sub_model else self.client
+        self.client = make_client(
+            config.model, cache=config.cache
+        )  # offline recognises baseline prompts
+        self.sub_client = (
+            make_client(config.sub_model, cache=config.cache) if config.sub_model else self.client
+        )
         self.window = model_window(self.client, config.options)
         chunk = config.options.get("chunk_tokens")
         if chunk is None:

@@ -27,6 +27,7 @@ class RlmSystem:
             ledger=config.ledger,
             sub_calls=bool(config.options.get("sub_calls", True)),
             confirm_final=bool(config.options.get("confirm_final", True)),
+            cache=config.cache,
         )
 
     def answer(self, question: Question, governor: Governor) -> Prediction:

@@ -29,7 +29,9 @@ class StaticRag:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(config.model)  # offline recognises baseline prompts
+        self.client = make_client(
+            config.model, cache=config.cache
+        )  # offline recognises baseline prompts
         self.k = int(config.options.get("k", 5))
         self.max_page_chars = int(config.options.get("max_page_chars", 8000))
 
