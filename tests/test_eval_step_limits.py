@@ -124,3 +124,19 @@ def test_bad_step_lists_are_one_line_and_exit_2(bad, tmp_path, capsys):
         f"of them (e.g. 1,2,4,8,16), got {bad!r}"
     ]
     assert not (tmp_path / "o").exists()
+
+
+def test_stop_at_step_cuts_the_run_while_notices_show_max_steps():
+    from rlm_docs.errors import ConfigError
+    from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+
+    gov = Governor(Budget(max_steps=4, stop_at_step=2, soft_fraction=0.25), ledger=Ledger())
+    gov.step()
+    assert gov.steps_left() == 1 and gov.exhausted() is None
+    assert "(1/4)" in gov.notice() and "3 root steps left" in gov.notice()  # as the 4-step run
+    gov.step()
+    assert gov.exhausted() == "steps" and gov.steps_left() == 0
+    with pytest.raises(BudgetExceeded):
+        gov.step()
+    with pytest.raises(ConfigError, match="stop_at_step: must be >= 1"):
+        Budget(stop_at_step=0)
