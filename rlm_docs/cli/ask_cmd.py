@@ -46,9 +46,18 @@ def add_budget_args(parser: argparse.ArgumentParser, steps: tuple[Any, str] | No
 
 def budget_from_args(args: argparse.Namespace) -> Any:
     """A `Budget` from the flags given (ConfigError naming the bad field)."""
+    from rlm_docs.errors import ConfigError
     from rlm_docs.governor import Budget
 
     given = {dest: getattr(args, dest) for _, dest, _, _ in _BUDGET_FLAGS}
+    steps = given["max_steps"]
+    if isinstance(steps, list):  # eval's `step_limits` type: one limit is a plain budget
+        if len(steps) > 1:
+            raise ConfigError(
+                f"--max-steps {','.join(map(str, steps))}: a list of step limits runs only as "
+                "`rlm-docs eval ... --max-steps LIST` (the exact step-limit curve)"
+            )
+        given["max_steps"] = steps[0]
     return Budget(**{k: v for k, v in given.items() if v is not None})
 
 

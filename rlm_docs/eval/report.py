@@ -172,6 +172,15 @@ def shared_questions(
         kept, note = _shared(mine, _part_text(part).strip(" ·"), disjoint)
         out |= {id(old): new for old, new in zip(mine, kept, strict=True)}
         notes += [note] if note else []
+    if len(parts) > 1:
+        sizes = ", ".join(f"{run.label}: {len(run.rows)}" for run in runs)
+        notes.insert(
+            0,
+            f"- The runs cover different data sets ({sizes} questions): each row is on its own "
+            "questions, so a difference between rows of different data sets is also a "
+            "difference of questions; runs of one workload at several lengths are the points "
+            "of its accuracy and cost vs context length figure.",
+        )
     changed = any(out[id(run)] is not run for run in runs)
     return ([out[id(run)] for run in runs] if changed else runs), ("\n".join(notes) or None)
 
