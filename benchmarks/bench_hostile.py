@@ -79,7 +79,7 @@ def timed(fn: Any, *args: Any) -> dict:
 
 
 def case_final_answer(tmp: Path) -> dict:
-    from rlm_docs.engine.extract import heuristic_answer, parse_answer
+    from rlm_docs.answer_parsing import heuristic_answer, parse_answer
 
     def both(text: str) -> None:
         parse_answer(text)
@@ -91,7 +91,7 @@ def case_final_answer(tmp: Path) -> dict:
 
 
 def case_citation_word(tmp: Path) -> dict:
-    from rlm_docs.engine.extract import cited_pages
+    from rlm_docs.answer_parsing import cited_pages
 
     small = timed(cited_pages, "a" * 40_000)
     big = timed(cited_pages, "a" * 1_000_000)

@@ -31,7 +31,7 @@ from rlm_docs.bench.make import make_bench
 from rlm_docs.bench.trec import default_path, load_pool
 from rlm_docs.cli.bench_cmd import _tokens
 from rlm_docs.eval.scaling import STUDY_SYSTEMS, format_rows, plot_scaling, scaling_study
-from rlm_docs.models.offline_trec import classify
+from rlm_docs.offline.trec import classify
 
 
 def classifier_accuracy(data: Path) -> None:

@@ -143,6 +143,7 @@ def test_describe_names_and_metadata() -> None:
     assert (f.year, f.quarter, f.kind) == (2023, 3, "10q")
     jnj = describe("JOHNSON_JOHNSON_2022_10K", {"company": "Johnson & Johnson", "doc_period": 2022})
     assert {"jnj", "johnsonjohnson", "jojo"} <= jnj.companies and jnj.short == {"johnson"}
+    assert describe("JOHNSON_JOHNSON_2020_10K").companies == {"johnsonjohnson", "jnj"}
     amex = describe("AMERICANEXPRESS_2022_10K", {"company": "American Express"})
     assert "amex" in amex.companies
     assert describe("2303.08559v2", {"doc_type": "Academic paper"}).companies == frozenset()

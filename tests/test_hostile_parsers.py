@@ -8,7 +8,7 @@ so a parser made fast by giving up is caught too. Timings are in benchmarks/benc
 
 import pytest
 
-from rlm_docs.engine.extract import cited_pages, heuristic_answer, parse_answer
+from rlm_docs.answer_parsing import cited_pages, heuristic_answer, parse_answer
 from rlm_docs.engine.parsing import find_code_blocks, find_final
 from rlm_docs.eval.judge import parse_verdict
 from rlm_docs.eval.workload_scoring import numbers, pair_set

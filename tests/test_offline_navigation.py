@@ -5,74 +5,9 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.models.offline import (
-    asked_decimals,
-    asked_unit,
-    computation,
-    proper_words,
-    quarter_of,
-    statement_titles,
-)
-
-
-def _statement(title: str, rows: str) -> str:
-    """A pdftotext-style statement page: title, unit, a header of years, aligned rows."""
-    lines = [row.split("|") for row in rows.strip().splitlines()]
-    return (
-        f"ACME CORP\n{title}\n(in thousands)\n"
-        "                                          2020          2019\n"
-        + "\n".join(f"{name:<42}{a:>10}    {b:>10}" for name, a, b in lines)
-    )
-
-
-STATEMENT = _statement(
-    "CONSOLIDATED STATEMENTS OF OPERATIONS",
-    """
-Net sales|412,345|398,100
-Cost of sales|(250,000)|(240,600)
-Gross profit|162,345|157,600
-Selling, general and administrative|60,010|58,200
-Research and development|20,500|19,900
-Operating income|81,835|79,500
-Interest expense|(4,100)|(4,300)
-Other income, net|1,200|900
-Income before income taxes|78,935|76,100
-Provision for income taxes|(16,500)|(15,900)
-Net income|62,435|60,200
-Diluted shares|10,100|10,050
-Diluted earnings per share|6.18|5.99
-""",
-)
-BALANCE = _statement(
-    "CONSOLIDATED BALANCE SHEETS",
-    """
-Cash and cash equivalents|50,000|45,000
-Accounts receivable, net|40,000|38,000
-Inventories|30,000|20,000
-Total current assets|120,000|103,000
-Property, plant and equipment, net|200,000|190,000
-Total assets|320,000|293,000
-Accounts payable|25,000|24,000
-Total current liabilities|80,000|75,000
-Long-term debt|90,000|95,000
-Total liabilities|170,000|170,000
-Total equity|150,000|123,000
-""",
-)
-NARRATIVE = (
-    "Management's discussion. Net sales grew in 2020 as customers bought more widgets; "
-    "net sales were helped by pricing, and we expect net sales to keep growing."
-)
-DOCS = {
-    "ACME_2019_10K": ["Acme 2019 annual report.", NARRATIVE.replace("2020", "2019"), "Risks."],
-    "ACME_2020_10K": ["Acme 2020 annual report.", NARRATIVE, STATEMENT, "Employees: 900.", BALANCE],
-    "ACME_2020Q2_10Q": [
-        "Acme quarterly report, second quarter 2020.",
-        "Net sales for the second quarter of 2020 were $101.5 million.",
-    ],
-    "GLOBEX_2020_10K": ["Globex annual report 2020.", "Net sales were $9,000 million in 2020."],
-    "JOHNSON_JOHNSON_2020_10K": ["Johnson & Johnson 2020.", "Worldwide employees: 134,500."],
-}
+from rlm_docs.offline.computation import computation
+from rlm_docs.offline.question import asked_decimals, asked_unit, quarter_of, statement_titles
+from tests.fixtures.offline import DOCS
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +48,6 @@ def test_company_initials_find_the_filing(rlm):
 def test_question_parsing_helpers():
     q = "What is JPM's FY2018 capex? Answer in USD billions. Round to two decimal places."
     assert asked_unit(q) == "billions" and asked_decimals(q) == 2
-    assert "jpm" in proper_words(q) and "what" not in proper_words(q)
     assert asked_unit("What was revenue?") == "" and asked_decimals("What was revenue?") is None
     assert quarter_of("in the second fiscal quarter of 2023") == "2"
     assert quarter_of("Q3 FY2022") == "3" and quarter_of("H1 FY2023") == "2"

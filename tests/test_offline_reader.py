@@ -3,7 +3,10 @@
 import json
 
 from rlm_docs.models import make_client
-from rlm_docs.models.offline import NOT_FOUND, OfflineClient, detect_role, read, terms, years
+from rlm_docs.models.offline import OfflineClient
+from rlm_docs.offline import detect_role
+from rlm_docs.offline.question import terms, years
+from rlm_docs.offline.reader import NOT_FOUND, read
 
 
 def test_reader_returns_best_rows_verbatim_with_numbers():

@@ -14,8 +14,8 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.eval.dataset import parse_question
 from rlm_docs.eval.scoring import score_prediction
-from rlm_docs.models.offline_trec import classify
-from rlm_docs.models.offline_workloads import CHUNK_LINES, classification_reply, parse_task
+from rlm_docs.offline.trec import classify
+from rlm_docs.offline.workloads import CHUNK_LINES, classification_reply, parse_task
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench" / "trec_small.jsonl"
 
@@ -41,7 +41,7 @@ def test_trec_rules(question: str, label: str) -> None:
 
 
 def test_classification_prompt_is_answered_line_by_line() -> None:
-    from rlm_docs.models.offline_workloads import CLASSIFY_HEAD
+    from rlm_docs.offline.workloads import CLASSIFY_HEAD
 
     prompt = CLASSIFY_HEAD + "\n\n1: Who killed Gandhi ?\n2: Why does it snow ?"
     assert classification_reply(prompt) == "1: human being\n2: description and abstract concept"

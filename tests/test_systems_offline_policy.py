@@ -3,7 +3,7 @@ import json
 from rlm_docs.corpus import Corpus
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Governor
-from rlm_docs.models.offline_baselines import baseline_reply, is_baseline
+from rlm_docs.offline.baselines import baseline_reply, is_baseline
 from rlm_docs.systems import SystemConfig, make_system
 from rlm_docs.systems.replies import page_block, read_reply
 from rlm_docs.templates import render

@@ -10,16 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlm_docs.errors import DatasetError
+from rlm_docs.trec_labels import LABELS
 
-# The six coarse labels in OOLONG's canonical order.
-LABELS = (
-    "abbreviation",
-    "entity",
-    "description and abstract concept",
-    "human being",
-    "location",
-    "numeric value",
-)
 DEFAULT_RELATIVE = Path("../shared/datasets/oolong-trec/trec_coarse_validated.jsonl")
 
 

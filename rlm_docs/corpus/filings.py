@@ -11,7 +11,8 @@ A `Filing` comes from the document name (`COMPANY_YEAR[Qn]_KIND[_dated-DATE]`, o
 `doc_type`, `doc_period`/`period`), which wins. Company keys are the name with spaces and
 punctuation squashed out, with and without corporate suffixes ("Amazon.com, Inc." → `amazon`),
 the ticker, and two common short forms of multi-word names: initials joined by "n" for
-"X & Y" (`jnj`) and the first two letters of each word (`amex`). A query names a company when
+"X & Y" (`jnj`; also for a two-word company in a name, `JOHNSON_JOHNSON_2022_10K`, where the "&"
+is lost) and the first two letters of each word (`amex`). A query names a company when
 one of its word n-grams, squashed the same way, equals a key; a capitalised query word equal to
 the first word of a company name ("MGM" for MGM Resorts) is a weaker match (0.5).
 
@@ -181,6 +182,8 @@ def describe(name: str, meta: dict[str, object] | None = None) -> Filing:
     short: set[str] = set()
     if company_parts:
         keys.add("".join(_WORD.findall("".join(company_parts))))
+        if len(company_parts) == 2 and all(p[:1].isalpha() for p in company_parts):
+            keys.add("n".join(p[0] for p in company_parts))  # JOHNSON_JOHNSON: "JnJ"
     company = meta.get("company")
     if isinstance(company, str) and company.strip():
         k, s = _company_keys(company)

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlm_docs.engine.extract import heuristic_answer, parse_answer
+from rlm_docs.answer_parsing import heuristic_answer, parse_answer
 
 # Linear on any reply: anchored at a line start, no quantifier may cross a line.
 _SEARCH = re.compile(r"^[ \t]*SEARCH:[ \t]*(\S.*)$", re.MULTILINE)

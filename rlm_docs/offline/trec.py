@@ -22,8 +22,7 @@ screen in the data set's README.
 
 import re
 
-ABBREVIATION, ENTITY, DESCRIPTION = "abbreviation", "entity", "description and abstract concept"
-HUMAN, LOCATION, NUMERIC = "human being", "location", "numeric value"
+from rlm_docs.trec_labels import ABBREVIATION, DESCRIPTION, ENTITY, HUMAN, LOCATION, NUMERIC
 
 _ABBR = re.compile(
     r"\bstands? for\b|\babbreviat|\bacronym|\bfull form\b|\bshort for\b|\binitials\b|"

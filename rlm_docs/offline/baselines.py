@@ -1,7 +1,7 @@
 """The `offline` model's policy for the baseline systems (`bm25-agent`, `static-rag`,
 `long-context`, `map-reduce`).
 
-Baseline prompts start with `[rlm-docs:baseline NAME]`; the offline client (`offline.py`)
+Baseline prompts start with `[rlm-docs:baseline NAME]`; the offline policy (`policy.py`)
 recognises that marker and hands such requests here, so baselines use `offline` like any model.
 The policy is deliberately simple and deterministic, so baseline runs exercise the real search,
 governor and scoring code without a model:
@@ -27,14 +27,16 @@ otherwise the line itself.
 import json
 import re
 
-from rlm_docs.models import offline
-from rlm_docs.models.offline import BASELINE_MARKER
+from rlm_docs.offline.question import QUANT, terms, years
+from rlm_docs.offline.reader import NOT_FOUND, read, stem
+from rlm_docs.offline.repl.readings import NUMBER
 
 _PAGE = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]\n(.*?)\n\[END PAGE\]", re.M | re.S)
 # The rendered corpus (rlm_docs.corpus.render): file headers, then [PAGE n] ... [END PAGE n].
 _FILE = re.compile(r"^\[FILE: (.+?) \| TOTAL PAGES: \d+\]$", re.M)
 _RENDERED_PAGE = re.compile(r"^\[PAGE (\d+)\]\n(.*?)\n\[END PAGE \1\]$", re.M | re.S)
 _NOTE = re.compile(r"^\[NOTE \d+ \| [^\n]*\]\n(.*?)\n\[END NOTE\]$", re.M | re.S)
+BASELINE_MARKER = "[rlm-docs:baseline"
 NOT_RELEVANT = "NO RELEVANT TEXT"
 LONG_CONTEXT_READS = 8
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
@@ -48,8 +50,8 @@ def is_baseline(messages: list[dict]) -> bool:
 
 def _coverage(question: str, text: str) -> float:
     """Share of the question's (stemmed) terms found among the words of `text`."""
-    wanted = {offline._stem(t) for t in offline.terms(question)}
-    got = {offline._stem(w) for w in offline.terms(text)}
+    wanted = {stem(t) for t in terms(question)}
+    got = {stem(w) for w in terms(text)}
     return len(wanted & got) / max(len(wanted), 1)
 
 
@@ -57,7 +59,7 @@ def _amounts(line: str) -> list[str]:
     """Numbers in `line` that are not years (the values a quantity question asks for)."""
     return [
         m.group(0).strip(" ()")
-        for m in offline._NUMBER.finditer(line)
+        for m in re.finditer(NUMBER, line)
         if re.search(r"\d", m.group(0)) and not _YEAR.match(m.group(0).strip(" ()"))
     ]
 
@@ -72,14 +74,14 @@ def _best_reading(
     (or the given `(document, page, body)` blocks), earlier blocks winning ties. With
     `prefer_amounts`, a line holding an amount outranks an equally covering one without, when
     the question asks for a quantity (pages not pre-ranked by a search engine need this)."""
-    wanted = {offline._stem(t) for t in offline.terms(question)}
-    bonus = 0.25 if prefer_amounts and offline._QUANT.search(question) else 0.0
+    wanted = {stem(t) for t in terms(question)}
+    bonus = 0.25 if prefer_amounts and QUANT.search(question) else 0.0
     best: tuple[float, str, dict | None] = (0.0, "", None)
     for rank, (doc, page, body) in enumerate(_PAGE.findall(text) if blocks is None else blocks):
-        line = offline.read(f"Question: {question}\n{body}", limit=1)
-        if line == offline.NOT_FOUND:
+        line = read(f"Question: {question}\n{body}", limit=1)
+        if line == NOT_FOUND:
             continue
-        got = {offline._stem(w) for w in offline.terms(line)}
+        got = {stem(w) for w in terms(line)}
         coverage = len(wanted & got) / max(len(wanted), 1) - rank * 0.01
         coverage += bonus if _amounts(line) else 0.0
         if coverage > best[0]:
@@ -89,7 +91,7 @@ def _best_reading(
 
 def _answer_json(question: str, line: str, cite: dict | None, quote: bool = False) -> str:
     value = line
-    if offline._QUANT.search(question):
+    if QUANT.search(question):
         amounts = _amounts(line)
         value = amounts[0] if amounts else line
     answer = [value] if value else []
@@ -98,14 +100,14 @@ def _answer_json(question: str, line: str, cite: dict | None, quote: bool = Fals
 
 
 def _queries(question: str) -> list[str]:
-    terms = offline.terms(question)
-    plain = [t for t in terms if not _YEAR.match(t)]
-    years = offline.years(question)
+    words = terms(question)
+    plain = [t for t in words if not _YEAR.match(t)]
+    named = years(question)
     return [
-        " ".join(terms[:10]),
-        " ".join(years + plain[:3]),
-        " ".join(years + plain[3:6]) or " ".join(plain[:2]),
-        " ".join(plain[:2] + years[:1]),
+        " ".join(words[:10]),
+        " ".join(named + plain[:3]),
+        " ".join(named + plain[3:6]) or " ".join(plain[:2]),
+        " ".join(plain[:2] + named[:1]),
     ]
 
 
@@ -154,7 +156,7 @@ def long_context_reply(messages: list[dict]) -> str:
     prompt = str(messages[0].get("content", ""))
     found = _questions(prompt)
     question = found[-1] if found else ""
-    stems = [t[:6] for t in offline.terms(question)]
+    stems = [t[:6] for t in terms(question)]
     pages = rendered_pages(prompt)
     hits = [sum(1 for t in stems if t in body.lower()) for _, _, body in pages]
     order = sorted(range(len(pages)), key=lambda i: (-hits[i], i))[:LONG_CONTEXT_READS]

@@ -1,5 +1,8 @@
 """Free-text final answer -> answer list + citations.
 
+It sits below the engine, the systems and the models because all three parse answers with it
+(the engine's extraction step, the baselines' replies, the `offline` model's extract role).
+
 MADQA formats an RLM's free-text response with a separate extraction call. We first try a
 deterministic parse and only call the `extract` role when that fails, so structured answers
 cost nothing extra. Parsed without a call: JSON `{"answer": [...], "citations": [...]}` (also
