@@ -59,7 +59,9 @@ def test_likely_filings_use_the_corpus_name_parsing(helpers):
     quarter = plan("What were Acme's net sales in Q2 of FY2020?")
     assert likely_filings(quarter, helpers["search"], helpers["filings"])[0] == "ACME_2020Q2_10Q"
     jnj = plan("How many employees did JnJ have worldwide?")
-    assert likely_filings(jnj, helpers["search"], helpers["filings"]) == ["JOHNSON_JOHNSON_2020_10K"]
+    assert likely_filings(jnj, helpers["search"], helpers["filings"]) == [
+        "JOHNSON_JOHNSON_2020_10K"
+    ]
     assert likely_filings(plan("What?"), helpers["search"], helpers["filings"]) == []
 
 

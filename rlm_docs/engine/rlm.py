@@ -23,10 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.answer_parsing import REFUSAL, from_structured, heuristic_answer, parse_answer
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citations import with_fallback
-from rlm_docs.answer_parsing import REFUSAL, from_structured, heuristic_answer, parse_answer
 from rlm_docs.engine.loop import Outcome, Run, Settings, answer_text
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Result, Trajectory
