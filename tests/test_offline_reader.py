@@ -69,8 +69,9 @@ def test_root_policy_turns():
     system = {"role": "system", "content": "[rlm-docs:root docs]\nQuestion: What is X?"}
     first = {"role": "user", "content": 'Answer the original prompt: "What is X of Acme?".\n\nGo'}
     code = client.complete([system, first]).text
-    assert "```repl" in code and "question = 'What is X of Acme?'" in code
-    assert "search(" in code and "llm_query_batched(" in code and "cite(" in code
+    assert "```repl" in code and "'question': 'What is X of Acme?'" in code
+    assert "answer_from_corpus(plan, search, page, files, cite, llm_query_batched)" in code
+    assert "def answer_from_corpus(" in code and "cite(" in code
     ready = {"role": "user", "content": "ANSWER: ['7']\nOFFLINE_ANSWER_READY"}
     assistant = {"role": "assistant", "content": code}
     assert client.complete([system, first, assistant, ready]).text.endswith(

@@ -31,7 +31,7 @@ def _ask(helpers: dict, question: str) -> tuple[dict, list]:
         plan(question),
         helpers["search"],
         helpers["page"],
-        helpers["filings"],
+        helpers["files"],
         lambda d, p: cited.append((d, p)),
         _reader,
     )
@@ -57,12 +57,10 @@ def test_likely_filings_use_the_corpus_name_parsing(helpers):
     from rlm_docs.offline.repl.filings import likely_filings
 
     quarter = plan("What were Acme's net sales in Q2 of FY2020?")
-    assert likely_filings(quarter, helpers["search"], helpers["filings"])[0] == "ACME_2020Q2_10Q"
+    assert likely_filings(quarter, helpers["search"], helpers["files"])[0] == "ACME_2020Q2_10Q"
     jnj = plan("How many employees did JnJ have worldwide?")
-    assert likely_filings(jnj, helpers["search"], helpers["filings"]) == [
-        "JOHNSON_JOHNSON_2020_10K"
-    ]
-    assert likely_filings(plan("What?"), helpers["search"], helpers["filings"]) == []
+    assert likely_filings(jnj, helpers["search"], helpers["files"]) == ["JOHNSON_JOHNSON_2020_10K"]
+    assert likely_filings(plan("What?"), helpers["search"], helpers["files"]) == []
 
 
 def test_statement_pages_and_rows():

@@ -62,7 +62,7 @@ def root_code(question: str, has_corpus: bool, sub_calls: bool = True) -> str:
     )
     if has_corpus:
         call = (
-            f"final_answer = answer_from_corpus(plan, search, page, filings, cite, {reader})\n"
+            f"final_answer = answer_from_corpus(plan, search, page, files, cite, {reader})\n"
             'answer["content"] = final_answer\n'
             'answer["ready"] = True'
         )

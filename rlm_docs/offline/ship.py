@@ -10,6 +10,7 @@ survive that; docstrings do, so the modules keep their explanations in docstring
 """
 
 import ast
+import functools
 import inspect
 from types import ModuleType
 
@@ -54,11 +55,18 @@ def module_source(module: ModuleType, shipped: set[str]) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def cell(modules: list[ModuleType], call: str) -> str:
-    """One REPL cell: the modules' sandbox source in order, then `call`."""
+@functools.cache
+def _sources(modules: tuple[ModuleType, ...]) -> str:
+    """The modules' sandbox source in order (computed once per module list: sources are
+    fixed while the process runs)."""
     shipped: set[str] = set()
     parts = []
     for module in modules:
         parts.append(f"# --- {module.__name__} ---\n{module_source(module, shipped)}")
         shipped.add(module.__name__)
-    return "\n\n".join([*parts, call.strip()]) + "\n"
+    return "\n\n".join(parts)
+
+
+def cell(modules: list[ModuleType], call: str) -> str:
+    """One REPL cell: the modules' sandbox source in order, then `call`."""
+    return f"{_sources(tuple(modules))}\n\n{call.strip()}\n"

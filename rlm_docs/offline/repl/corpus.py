@@ -47,13 +47,13 @@ def answer_from_corpus(
     plan: dict,
     search: Callable,
     page: Callable,
-    filings: Callable,
+    files: Callable,
     cite: Callable,
     read: Callable,
 ) -> dict:
     """`{"answer": [...], "citations": [...]}` for `plan` (the host's reading of the question,
     `rlm_docs.offline.root.plan`), from the corpus helpers passed in."""
-    likely = likely_filings(plan, search, filings)
+    likely = likely_filings(plan, search, files)
     weight = dict(zip(likely, (1.0, 0.3), strict=False))
     pool = page_pool(plan, likely, weight, search)
     bonus = page_bonus(plan, pool, weight, page)

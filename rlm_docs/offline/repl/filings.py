@@ -1,17 +1,20 @@
 """Step 1 of the corpus policy: the filings the question is about (sandbox code).
 
-The corpus says what each document is (`filings(question)`, from `rlm_docs.corpus.filings`:
-company keys, year, quarter and kind from the name and the store's metadata, and how strongly
-the question names the company). Of the documents whose company the question names best, the
-policy prefers the kind of filing asked for (the annual report unless a quarter, an 8-K or an
-earnings release is named), the quarter named, the latest year named (else the nearest earlier
-one; the newest filing when none is named), then the votes of a corpus-wide search.
+What each document is comes from the corpus's own name parsing, `rlm_docs.corpus.filings`
+(which the sandbox allows to be imported): company keys, year, quarter and kind from the name
+and the metadata `files()` shows, and how strongly the question names the company. Of the
+documents whose company the question names best, the policy prefers the kind of filing asked
+for (the annual report unless a quarter, an 8-K or an earnings release is named), the quarter
+named, the latest year named (else the nearest earlier one; the newest filing when none is
+named), then the votes of a corpus-wide search.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from rlm_docs.corpus.filings import company_match, describe, parse_query
 
 
 def wanted_kinds(question: str, quarter: str) -> set[str]:
@@ -36,7 +39,13 @@ def year_fit(year: int | None, target: int | None) -> float:
     return -abs(year - target) - (0.5 if year > target else 0.0)
 
 
-def likely_filings(plan: dict, search: Callable, filings: Callable) -> list[str]:
+def metadata(row: dict) -> dict:
+    """The metadata fields of a `files()` row, as `describe` reads them."""
+    fields = {"company": "company", "doc_type": "kind", "period": "period"}
+    return {key: row[field] for key, field in fields.items() if row.get(field)}
+
+
+def likely_filings(plan: dict, search: Callable, files: Callable) -> list[str]:
     """The (at most) two likeliest filings, best first."""
     question = plan["question"]
     kinds = wanted_kinds(question, plan["quarter"])
@@ -44,14 +53,17 @@ def likely_filings(plan: dict, search: Callable, filings: Callable) -> list[str]
     votes: dict = {}
     for rank, h in enumerate(search(question, k=20)):
         votes[h["file"]] = votes.get(h["file"], 0.0) + 1 / (1 + rank)
-    docs = filings(question)
-    best = max((f["company"] for f in docs), default=0)
-    owned = [f for f in docs if best and f["company"] == best]
+    facts = parse_query(question)
+    filings = {row["name"]: describe(row["name"], metadata(row)) for row in files()}
+    named = {name: company_match(f, facts) for name, f in filings.items()}
+    best = max(named.values(), default=0)
+    owned = [name for name, score in named.items() if best and score == best]
 
-    def doc_key(f: dict) -> tuple:
-        quarter = f["quarter"] == int(plan["quarter"]) if plan["quarter"] else True
-        return (f["kind"] in kinds, quarter, year_fit(f["year"], target), votes.get(f["name"], 0.0))
+    def doc_key(name: str) -> tuple:
+        f = filings[name]
+        quarter = f.quarter == int(plan["quarter"]) if plan["quarter"] else True
+        return (f.kind in kinds, quarter, year_fit(f.year, target), votes.get(name, 0.0))
 
-    likely = [f["name"] for f in sorted(owned, key=doc_key, reverse=True)[:2]]
+    likely = sorted(owned, key=doc_key, reverse=True)[:2]
     print("likely filings:", likely)
     return likely
