@@ -80,7 +80,7 @@ def test_pages_read_are_recorded_and_used_when_nothing_is_cited(store):
         store,
         [
             repl(
-                "x = page('ACME_2020_10K', 2)\ny = pages('globex_2021_10k', 1, 2)\nprint(pages_read)"
+                "x = page('ACME_2020_10K', 2)\ny = pages('globex_2021_10k', 1, 2)\nprint(pages_read())"
             ),
             'FINAL({"answer": ["$412 million"]})',
         ],
@@ -98,4 +98,18 @@ def test_offline_model_under_madqa_reads_context_and_cites_its_page_markers(stor
     pred = RLM(store, model="offline", prompt="madqa").ask("What was Acme's total revenue in 2020?")
     assert pred.stop_reason == "final"
     assert any("412" in a for a in pred.answer)
+    assert pred.citations == [{"file": "acme_2020_10k", "page": 2}]
+
+
+def test_model_code_cannot_change_the_pages_the_run_falls_back_on(store):
+    pred, _ = run(
+        store,
+        [
+            repl(
+                "x = page('ACME_2020_10K', 2)\npages_read().append(['globex_2021_10k', 1])\n"
+                "pages_read = [['globex_2021_10k', 2]]\ndel pages_read"
+            ),
+            'FINAL({"answer": ["$412 million"]})',
+        ],
+    )
     assert pred.citations == [{"file": "acme_2020_10k", "page": 2}]

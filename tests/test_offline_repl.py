@@ -92,7 +92,7 @@ def test_readings_are_scored_and_formatted():
 def test_context_paragraphs_and_their_citation():
     text = "[FILE: a.pdf | TOTAL PAGES: 2]\n[PAGE 1]\nRevenue was $5 million.\n[END PAGE 1]"
     chunks, starts = context.paragraphs(text)
-    assert chunks[1] == "\nRevenue was $5 million."
+    assert chunks[1] == "[PAGE 1]\nRevenue was $5 million."
     assert context.marker_citation(text, starts[1]) == [{"file": "a.pdf", "page": 1}]
     found = context.answer_from_context(plan("What was the revenue?"), text, _reader)
     assert found == {"answer": ["$5 million"], "citations": [{"file": "a.pdf", "page": 1}]}

@@ -24,7 +24,7 @@ from rlm_docs.governor import Governor
 from rlm_docs.models import make_client
 from rlm_docs.resources import prompts_dir
 from rlm_docs.sandbox.helpers import make_helpers
-from rlm_docs.sandbox.worker import WORKER_FUNCTIONS
+from rlm_docs.sandbox.worker import Worker
 
 CALL = re.compile(r"`([A-Za-z_]\w*)\(([^`]*)\)`")
 PROMPTS = sorted(prompts_dir().glob("*.txt"))
@@ -35,7 +35,10 @@ def _namespace() -> dict[str, Callable[..., Any]]:
     found: dict[str, Callable[..., Any]] = dict(make_helpers(Corpus.from_documents({"a": ["x"]})))
     host = HostFunctions(Governor(), make_client("offline"))
     found.update(host.functions())
-    found.update(WORKER_FUNCTIONS)
+    # The worker binds these two of its own methods (worker.py: `_plain(self.user_variables,
+    # "SHOW_VARS")`, `_plain(self.pages_read, "pages_read")`); bound, they take what they show.
+    worker = object.__new__(Worker)
+    found.update(SHOW_VARS=worker.user_variables, pages_read=worker.pages_read)
     return found
 
 

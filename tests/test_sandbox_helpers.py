@@ -182,3 +182,21 @@ def test_rewritten_store_is_not_served_stale(tmp_path):
     Corpus.from_documents({"doc": ["new text"]}).save(path)
     with Sandbox(limits=Limits(wall_s=10), corpus=path) as box:
         assert box.run("page('doc', 1)").stdout == "'new text'\n"
+
+
+def test_pages_read_are_kept_where_model_code_cannot_change_them(store):
+    with Sandbox(limits=Limits(wall_s=10), corpus=store) as box:
+        box.run("a = page('alpha_report', 2)\nb = pages('beta_filing', 1, 1)")
+        read = [["alpha_report", 2], ["beta_filing", 1]]
+        assert box.pages_read() == read
+        edited = box.run(
+            "copy = pages_read()\ncopy.clear()\ncopy.append(['beta_filing', 2])\ndel pages_read"
+        )
+        assert edited.error is None and box.pages_read() == read  # a copy; the log is elsewhere
+        assert box.run("print(pages_read())").stdout == f"{read}\n"  # a deleted name comes back
+        rebound = box.run("pages_read = [['evil', 9]]\nc = read_section('alpha_report', 'Outlook')")
+        assert rebound.error is None and box.pages_read() == read  # Outlook: page 2, already read
+        assert box.run("print(pages_read)").stdout == "[['evil', 9]]\n"  # the model's own list
+    with Sandbox(limits=Limits(wall_s=10)) as plain:
+        assert plain.pages_read() == []
+        assert "NameError" in plain.run("pages_read()").error

@@ -268,17 +268,8 @@ class Run:
 
     @staticmethod
     def _pages_read(sb: Sandbox) -> list[dict[str, Any]]:
-        try:
-            log = sb.get("pages_read")
-        except (KeyError, ValueError):  # gone, or made uncopyable by model code
-            return []
-        if not isinstance(log, list):
-            return []
-        return [
-            {"file": str(item[0]), "page": item[1]}
-            for item in log
-            if isinstance(item, list) and len(item) == 2
-        ]
+        """The pages the corpus helpers recorded (model code cannot reach that log)."""
+        return [{"file": doc, "page": page} for doc, page in sb.pages_read()]
 
     def _run_code(self, sb: Sandbox, reply: str, record: Iteration) -> list[tuple[str, Any, str]]:
         """Run the reply's blocks: (code, result, engine note on the cell) for each."""

@@ -48,8 +48,9 @@ class Phases(dict):
         self._last = now
 
 
-def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> dict[str, Any]:
-    """`context`, `corpus` and the helper functions for the store at `path`."""
+def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> tuple[dict[str, Any], Any]:
+    """(`context`, `corpus` and the helper functions for the store at `path`; the `ReadLog`
+    the helpers record pages read in, which the worker keeps out of the namespace)."""
     from rlm_docs.sandbox.context_cache import ContextLoader
 
     loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
@@ -67,7 +68,7 @@ def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> dict[str, A
     phases.mark("corpus_load")
     context = loader.result(corpus.render)
     phases.mark("context")
-    return {"context": context, "corpus": facade(helpers), "pages_read": reads, **helpers}
+    return {"context": context, "corpus": facade(helpers), **helpers}, reads
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -104,10 +105,12 @@ def serve(sock: socket.socket) -> None:
     phases = Phases()
     init = json.loads(sock.recv(MAX_PACKET))
     try:
-        preloaded = {"modules": load_modules(), "corpus": {}}
+        preloaded = {"modules": load_modules(), "corpus": {}, "reads": None}
         phases.mark("modules")
         if init.get("corpus"):
-            preloaded["corpus"] = load_corpus(init["corpus"], init.get("cache_dir"), phases)
+            preloaded["corpus"], preloaded["reads"] = load_corpus(
+                init["corpus"], init.get("cache_dir"), phases
+            )
     except Exception as exc:  # reported to the host, which raises CorpusError / SandboxError
         _send(sock, {"op": "fatal", "type": type(exc).__name__, "message": str(exc)})
         return

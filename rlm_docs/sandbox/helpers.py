@@ -26,8 +26,10 @@ def _check_int(value: Any, what: str) -> int:
 
 class ReadLog(list):
     """`[[doc, page], ...]` of the pages read with `page`/`pages`/`read_section`, in first-read
-    order without repeats: the evidence a run falls back on when the model cites nothing. It is
-    kept by the helpers themselves, so no wrapper in the namespace can be lost or shadowed."""
+    order without repeats: the evidence a run falls back on when the model cites nothing. The
+    helpers record into it themselves and the worker holds it outside the namespace
+    (`Sandbox.pages_read()`; model code gets copies from `pages_read()`), so model code can
+    neither rebind, delete nor edit what the host reads."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -95,7 +95,7 @@ class Sandbox:
     exception they raise reappears in the sandbox with the same class name (`BudgetExceeded`
     and `CorpusError` are pre-bound so code can catch them). Time spent inside host functions
     does not count toward `Limits.wall_s`. With a `corpus` (a store directory), the namespace
-    also has `context`, `corpus`, `pages_read` and the helpers of `rlm_docs.sandbox.helpers`; `names`
+    also has `context`, `corpus`, `pages_read()` and the helpers of `rlm_docs.sandbox.helpers`; `names`
     limits those corpus-side names to the ones given (a prompt binds only what it introduces).
     A name the sandbox bound (helper, host function, `context`) that model code deletes is
     restored after the cell; one it rebinds becomes the model's own variable and is never
@@ -374,3 +374,9 @@ class Sandbox:
     def variables(self) -> dict[str, str]:
         """User variables: name -> short description (`str, 1,234 chars`, `list, 3 items`)."""
         return self._request({"op": "vars"})
+
+    def pages_read(self) -> list[list[Any]]:
+        """`[[doc, page], ...]` read with page/pages/read_section since the worker started, in
+        first-read order; [] without a corpus. The corpus helpers record them in a log the
+        worker keeps outside the namespace, so model code cannot change this answer."""
+        return self._request({"op": "pages_read"})

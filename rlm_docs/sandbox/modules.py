@@ -1,4 +1,4 @@
-"""Allow-listed standard modules, wrapped so model code never holds a real module object.
+"""Allow-listed modules, wrapped so model code never holds a real module object.
 
 Each module exposes only the names listed in `ALLOWED`, copied once at worker start: `re.compile`
 works; `re.enum`, `json.decoder` and `functools.update_wrapper` do not exist. Listing names
@@ -9,6 +9,11 @@ code, resolves names or sets attributes by caller-chosen name stays out. A wrapp
 is not a key of `sys.modules`, so `from json import decoder` cannot fall back to the real
 submodule. Everything is imported before the worker drops privileges, because nothing new can be
 imported afterwards.
+
+Besides the standard library, one project module is allowed: the corpus's name parsing
+(`rlm_docs.corpus.filings`: what a document name says about its company, period and kind, and
+how well a query names it). Pure functions over strings; the `offline` model's REPL code uses it
+rather than a copy of it (`rlm_docs.offline.repl.filings`).
 """
 
 import importlib
@@ -55,6 +60,7 @@ ALLOWED: dict[str, str] = {
     "east_asian_width is_normalized lookup mirrored name normalize numeric unidata_version",
     "calendar": "Calendar MONDAY TUESDAY WEDNESDAY THURSDAY FRIDAY SATURDAY SUNDAY day_abbr "
     "day_name isleap leapdays month_abbr month_name monthcalendar monthrange timegm weekday",
+    "rlm_docs.corpus.filings": "company_match describe kind_match parse_query period_match",
     "time": "gmtime localtime mktime monotonic monotonic_ns perf_counter perf_counter_ns "
     "process_time process_time_ns sleep strftime strptime struct_time time time_ns",
 }

@@ -13,6 +13,7 @@ Host -> worker:
   {"op": "get", "name": str}                 JSON-able copy of a variable
   {"op": "set", "name": str, "value": any}   bind a JSON value
   {"op": "vars"}                             describe user variables
+  {"op": "pages_read"}                       [[doc, page], ...] the corpus helpers read
   {"op": "return", "value": any}             reply to a worker "call"
   {"op": "raise", "type": str, "message": str}  a host function raised
 Worker -> host:
@@ -20,7 +21,7 @@ Worker -> host:
   {"op": "fatal", "message": str}            worker could not start (e.g. bad corpus)
   {"op": "call", "name": str, "args": [...], "kwargs": {...}}  host function RPC
   {"op": "done", "stdout": str, "error": str | None}  end of a cell
-  {"op": "value", "value": any}              reply to get / set / vars
+  {"op": "value", "value": any}              reply to get / set / vars / pages_read
   {"op": "error", "type": str, "message": str}  get / set / vars failed
 """
 

@@ -154,11 +154,14 @@ class Worker:
             for name, value in preloaded["corpus"].items()
             if names is None or name in names
         }
+        self.reads: list[list[Any]] | None = preloaded.get("reads")
         self.scaffold: dict[str, Any] = {
             **channel.exceptions,
             **corpus_names,
             "SHOW_VARS": _plain(self.user_variables, "SHOW_VARS"),
         }
+        if self.reads is not None and (names is None or "pages_read" in names):
+            self.scaffold["pages_read"] = _plain(self.pages_read, "pages_read")
         for name in request.get("functions", []):  # host functions win over same-named helpers
             self.scaffold[name] = _stub(channel, name)
         self.namespace: dict[str, Any] = {"__builtins__": self.builtins, "__name__": "sandbox"}
@@ -231,6 +234,11 @@ class Worker:
             if not key.startswith("_") and key not in self.scaffold
         }
 
+    def pages_read(self) -> list[list[Any]]:
+        """A copy of the helpers' read log (`pages_read()` in a cell, `Sandbox.pages_read()` on
+        the host): the log itself is never in the namespace."""
+        return [list(item) for item in self.reads or []]
+
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request["op"]
         if op == "run":
@@ -253,6 +261,8 @@ class Worker:
             return {"op": "value", "value": None}
         if op == "vars":
             return {"op": "value", "value": self.user_variables()}
+        if op == "pages_read":
+            return {"op": "value", "value": self.pages_read()}
         return {"op": "error", "type": "ValueError", "message": f"unknown request {op!r}"}
 
     def serve(self) -> None:
