@@ -1,7 +1,7 @@
 """The corpus policy: locate the filing, find pages, read them, decide, compute (sandbox code).
 
 1. `likely_filings` (`repl.filings`); 2. the pages (`repl.pages`); 3. one extractive sub-call
-per page (`read`: `llm_query_batched`, or `readings.read_all` without sub-calls); 4. score the
+per page (`read`: the batched sub-call, or `readings.read_all` without sub-calls); 4. score the
 readings (question terms covered, a number or year cell when an amount is asked, agreement
 across pages, statement page, likeliest filing), cite the page and state the value in the unit
 the question asks for; 5. compute what the question defines (`repl.compute`), which replaces

@@ -102,5 +102,5 @@ def read_locally(prompt: str, terms: list[str]) -> str:
 
 
 def read_all(prompts: list[str], terms: list[str]) -> list[str]:
-    """`read_locally` over a batch: stands in for `llm_query_batched` when there is no sub-model."""
+    """`read_locally` over a batch: stands in for the batched sub-call when there is no sub-model."""
     return [read_locally(p, terms) for p in prompts]
