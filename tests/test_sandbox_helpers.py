@@ -200,3 +200,19 @@ def test_pages_read_are_kept_where_model_code_cannot_change_them(store):
     with Sandbox(limits=Limits(wall_s=10)) as plain:
         assert plain.pages_read() == []
         assert "NameError" in plain.run("pages_read()").error
+
+
+def test_the_corpus_name_parsing_is_importable_and_nothing_else_of_the_project(sb):
+    ok = sb.run(
+        "from rlm_docs.corpus.filings import company_match, describe, parse_query\n"
+        "f = describe('JOHNSON_JOHNSON_2020_10K')\n"
+        "print(f.year, f.kind, company_match(f, parse_query('JnJ employees in 2020')))"
+    )
+    assert ok.error is None and ok.stdout == "2020 10k 1.0\n"
+    for code in (
+        "from rlm_docs.corpus import Corpus",
+        "import rlm_docs.corpus",
+        "from rlm_docs.corpus.filings import re",
+        "from rlm_docs.corpus.filings import _company_keys",
+    ):
+        assert "Error" in sb.run(code).error, code
