@@ -79,8 +79,8 @@ def question_of(messages: list[dict]) -> str:
         if found:
             return found.group(1).strip()
     system = str(messages[0].get("content", ""))
-    found = re.findall(r"^#?\s*Question:\s*(.+)$", system, re.MULTILINE)
-    return found[-1].strip() if found else ""
+    lines = re.findall(r"^#?\s*Question:\s*(.+)$", system, re.MULTILINE)
+    return lines[-1].strip() if lines else ""
 
 
 def root_reply(messages: list[dict]) -> str:

@@ -37,9 +37,9 @@ class _Strip(ast.NodeTransformer):
         node.returns = None
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             arg.annotation = None
-        for arg in (node.args.vararg, node.args.kwarg):
-            if arg is not None:
-                arg.annotation = None
+        for star in (node.args.vararg, node.args.kwarg):
+            if star is not None:
+                star.annotation = None
         self.generic_visit(node)
         return node
 

@@ -120,12 +120,13 @@ def computed(compute: dict, item_value: Callable, used: list) -> float | None:
             return ((last / first) ** (1 / span) - 1) * 100
         return None
     if compute.get("each"):
-        shares = []
+        shares: list[float | None] = []
         for y in compute["each"]:
             num = item_value(dict(compute["num"], years=[y]), used)
             den = item_value(dict(compute["den"], years=[y]), used)
             shares.append(num / den * 100 if num is not None and den else None)
-        return sum(shares) / len(shares) if None not in shares else None
+        known = [s for s in shares if s is not None]
+        return sum(known) / len(shares) if len(known) == len(shares) else None
     num, den = item_value(compute["num"], used), item_value(compute["den"], used)
     scale = 100 if compute.get("percent", False) else 1
     return num / den * scale if num is not None and den else None

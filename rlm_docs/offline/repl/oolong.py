@@ -31,7 +31,12 @@ def parse_rows(context: str) -> list[dict]:
 
 
 def classify_rows(
-    rows: list[dict], chunk_lines: int, head: str, labels: list[str], read: Callable, refused: type
+    rows: list[dict],
+    chunk_lines: int,
+    head: str,
+    labels: list[str],
+    read: Callable,
+    refused: type[BaseException],
 ) -> None:
     """Label `rows` in place: one sub-call per chunk, sent in batches of 8. When the budget
     refuses a batch (`refused`, the sandbox's BudgetExceeded), go on one chunk at a time until
