@@ -9,8 +9,9 @@ rules (`trec`); the baseline systems get `baselines`. Nothing in the policy is k
 set's questions; accuracy is whatever it honestly scores (weak on open-ended questions, which
 need judgement rather than extraction).
 
-It imports only lower layers (the corpus is reached through the sandbox helpers the REPL code
-is given, never imported), so models, engine and benchmarks may use it and it uses none of them.
+It imports only lower layers (answer parsing, the TREC labels, the corpus's name parsing; the
+corpus itself is reached through the sandbox helpers the REPL code is given), so models, engine
+and benchmarks may use it and it uses none of them.
 """
 
 from rlm_docs.offline.policy import detect_role, reply
