@@ -259,9 +259,10 @@ def kuiper_by_measure(
     path: Any,
 ) -> bool:
     """K/N with its 95% bootstrap interval per effort measure (x) and run (markers side by side
-    within a measure); measures that are n/a for every run are left out. False (nothing written)
-    when no measure has a value."""
+    within a measure); measures and runs that are n/a throughout are left out (the table lists
+    them). False (nothing written) when no measure has a value."""
     shown = [(m, label) for m, label in measures if any(r.get(m) for _, r in results)]
+    results = [(name, r) for name, r in results if any(r.get(m) for m, _ in shown)]
     if not shown:
         return False
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 2), 4.2))
@@ -279,8 +280,6 @@ def kuiper_by_measure(
             ks.append(block["normalized"])
             err[0].append(max(block["normalized"] - block["low"], 0.0))
             err[1].append(max(block["high"] - block["normalized"], 0.0))
-        if not xs:
-            continue  # n/a on every measure (the table says so)
         ax.errorbar(
             xs, ks, yerr=err, capsize=3, elinewidth=1.3, linestyle="none", label=name, **style
         )
