@@ -28,9 +28,21 @@ def count_tokens_batch(texts: list[str]) -> list[int]:
     return [len(t) for t in encoding().encode_batch(texts, disallowed_special=())]
 
 
+# A root run sends its system prompt and every earlier turn again with each call, and the
+# governor counts each call's prompt: counts of mid-sized messages are remembered (bounded:
+# at most _CACHED x _CACHE_MAX_CHARS characters kept alive).
+_CACHED, _CACHE_MIN_CHARS, _CACHE_MAX_CHARS = 512, 1_000, 100_000
+_cached_count = lru_cache(maxsize=_CACHED)(count_tokens)
+
+
 def count_message_tokens(messages: list[dict]) -> int:
     """Approximate prompt tokens of a chat request, as OpenAI counts them (4 per message + 3)."""
-    return sum(4 + count_tokens(str(m.get("content") or "")) for m in messages) + 3
+    total = 3
+    for m in messages:
+        text = str(m.get("content") or "")
+        cached = _CACHE_MIN_CHARS <= len(text) <= _CACHE_MAX_CHARS
+        total += 4 + (_cached_count(text) if cached else count_tokens(text))
+    return total
 
 
 def clip_tokens(text: str, max_tokens: int | None) -> tuple[str, int]:

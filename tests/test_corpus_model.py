@@ -141,3 +141,11 @@ def test_empty_corpus() -> None:
     assert corpus.search("anything") == []
     with pytest.raises(CorpusError, match="outside"):
         corpus.locate(0)
+
+
+def test_documents_are_built_once_and_callers_get_their_own_list(corpus: Corpus) -> None:
+    first = corpus.documents
+    first.clear()  # a caller's list is its own
+    again = corpus.documents
+    assert [d.name for d in again] == corpus.names and again is not first
+    assert all(a is b for a, b in zip(again, corpus.documents, strict=True))  # not rebuilt

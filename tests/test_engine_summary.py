@@ -65,3 +65,11 @@ def test_madqa_states_the_length_of_context_exactly():
 def test_counts_of_one_are_singular():
     text = corpus_summary(Corpus.from_documents({"window": ["Only page."]}))
     assert text.startswith("1 document, 1 page, about ")
+
+
+def test_the_summary_is_made_once_per_corpus():
+    corpus = Corpus.from_documents(filings())
+    text = corpus_summary(corpus)
+    assert corpus_summary(corpus) is text  # every question's prompt reuses it
+    other = Corpus.from_documents(filings()[:1])
+    assert corpus_summary(other) != text

@@ -124,3 +124,13 @@ def test_context_windows_come_from_the_table_and_can_be_overridden(tmp_path, mon
 def test_a_bad_context_window_names_the_model_and_field(bad) -> None:
     with pytest.raises(ConfigError, match="model 'm' field 'context_window'"):
         load_prices({"models": {"m": {"input": 1, "output": 1, "context_window": bad}}})
+
+
+def test_message_counts_are_the_same_whether_remembered_or_not():
+    from rlm_docs.tokens import count_message_tokens, count_tokens
+
+    long = "Revenue was $4.2 billion. " * 200  # remembered (mid-sized)
+    short, huge = "hello", "x y " * 60_000  # counted each time
+    messages = [{"content": long}, {"content": short}, {"content": huge}, {"content": None}]
+    expected = sum(4 + count_tokens(t) for t in (long, short, huge, "")) + 3
+    assert count_message_tokens(messages) == count_message_tokens(messages) == expected

@@ -50,6 +50,7 @@ class Corpus:
             self._lower.setdefault(n.lower(), n)
         self._text = pages.column("text")
         self._meta: list[dict[str, object]] | None = None
+        self._infos: tuple[DocInfo, ...] | None = None
         self._rendered: str | None = None
         self._starts: np.ndarray | None = None
         self._length = 0
@@ -114,11 +115,16 @@ class Corpus:
 
     @property
     def documents(self) -> list[DocInfo]:
-        cols = [self._docs.column(c).to_pylist() for c in store.DOCUMENTS_SCHEMA.names[:-1]]
-        return [
-            DocInfo(*row, dict(meta), *normalise(meta))
-            for row, meta in zip(zip(*cols, strict=True), self.metadata, strict=True)
-        ]
+        """Every document's `DocInfo`, in corpus order. Built once: normalising the metadata of
+        a few hundred filings costs tens of milliseconds, and every question's root prompt
+        lists the documents (a new list each call; the DocInfos are frozen)."""
+        if self._infos is None:
+            cols = [self._docs.column(c).to_pylist() for c in store.DOCUMENTS_SCHEMA.names[:-1]]
+            self._infos = tuple(
+                DocInfo(*row, dict(meta), *normalise(meta))
+                for row, meta in zip(zip(*cols, strict=True), self.metadata, strict=True)
+            )
+        return list(self._infos)
 
     @property
     def total_pages(self) -> int:

@@ -9,6 +9,8 @@ The root never sees corpus text, only a summary: counts, every document within a
 (`rlm_docs.engine.summary`) and, for small corpora, the top of each table of contents.
 """
 
+import threading
+import weakref
 from typing import Any
 
 from rlm_docs.corpus import sections
@@ -31,9 +33,25 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+# A corpus never changes once loaded, and every question's root prompt carries its summary:
+# grouping a few hundred filings takes tens of milliseconds, so each corpus's is made once.
+_SUMMARIES: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_SUMMARIES_LOCK = threading.Lock()
+
+
 def corpus_summary(corpus: Any) -> str:
     """Counts, every document (within a token budget) and a short toc: what the root knows up
-    front."""
+    front (computed once per corpus object)."""
+    with _SUMMARIES_LOCK:
+        known = _SUMMARIES.get(corpus)
+    if known is None:
+        known = _summary(corpus)
+        with _SUMMARIES_LOCK:
+            _SUMMARIES[corpus] = known
+    return known
+
+
+def _summary(corpus: Any) -> str:
     docs = corpus.documents
     lines = [
         f"{_count(len(docs), 'document')}, {_count(corpus.total_pages, 'page')}, about "

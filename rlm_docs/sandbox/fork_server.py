@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError
+from rlm_docs.sandbox.huge_pages import collapse_private_memory
 from rlm_docs.sandbox.modules import load_modules
 from rlm_docs.sandbox.worker import run_worker
 
@@ -115,6 +116,8 @@ def serve(sock: socket.socket) -> None:
         _send(sock, {"op": "fatal", "type": type(exc).__name__, "message": str(exc)})
         return
     gc.freeze()  # keep the collector from touching (and so copying) the shared objects
+    collapse_private_memory()  # cheap forks: page tables of huge pages (see huge_pages)
+    phases.mark("huge_pages")
     _send(sock, {"op": "ready", "phases": phases})
     while True:
         data, fds, _flags, _addr = socket.recv_fds(sock, MAX_PACKET, 2)
