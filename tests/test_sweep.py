@@ -39,6 +39,7 @@ def test_grid_expands_into_named_cells_with_eval_command_lines(tmp_path, store):
         f"""
 [sweep]
 workers = 3
+executor = "thread"
 [grid]
 system = ["rlm", "static-rag"]
 model = "offline"
@@ -71,6 +72,9 @@ questions = 3
     assert argv[:6] == ["--dataset", str(QUESTIONS), "--corpus", str(store), "--limit", "2"]
     assert "--no-confirm-final" in argv and argv[argv.index("--max-steps") + 1] == "2"
     assert argv[argv.index("--workers") + 1] == "3"
+    assert argv[argv.index("--executor") + 1] == "thread"  # eval's own option
+    ray = load_sweep(spec, tmp_path / "out", executor="ray")  # --executor overrides the spec
+    assert ray.cells[0].eval_argv(tmp_path, ray.run_flags).count("ray") == 1
     assert argv[-2:] == ["--out", str(tmp_path / "out" / names[1])]
     needle = next(c for c in sweep.cells if c.name.startswith("needle-s1-2048"))
     assert needle.data.dataset == tmp_path / "out/workloads/needle-s1/2048/questions.jsonl"
@@ -90,6 +94,10 @@ questions = 3
         ('[grid]\nsystem = "rlm"\n', "[grid] model"),
         ('[grid]\nsystem = "static-rag"\nmodel = "offline"\nno-sub-calls = true\n', "cell "),
         ('[sweep]\nworkers = 0\n[grid]\nsystem = "rlm"\nmodel = "offline"\n', "[sweep] workers"),
+        (
+            '[sweep]\nexecutor = "slurm"\n[grid]\nsystem = "rlm"\nmodel = "offline"\n',
+            "[sweep] executor",
+        ),
         ('[grid]\nsystem = "rlm"\nmodel = "offline"\n[[workload]]\nkind = "x"\n', "[[workload]]"),
         ("[grid\n", "not valid TOML"),
     ],

@@ -2,7 +2,7 @@
 
 ```toml
 [sweep]                      # how cells run; not part of any cell's settings
-executor = "thread"          # eval --executor (when this rlm-docs has it), default thread
+executor = "thread"          # eval --executor: thread (default) or ray
 workers = 4                  # eval --workers
 
 [grid]                       # eval flags without their dashes; a list is an axis
@@ -44,7 +44,7 @@ from rlm_docs.errors import ConfigError, RlmDocsError
 
 # Keys a sweep sets per data set or per run, never as a grid axis.
 _NOT_IN_GRID = ("dataset", "corpus", "out", "resume", "limit", "where", "no-progress", "workers")
-_SWEEP_KEYS = ("executor", "workers", "ray-address", "timeout")
+_SWEEP_KEYS = ("executor", "workers", "ray-address", "ray-ship-corpus", "timeout")
 _DATA_KEYS = ("name", "dataset", "corpus", "limit", "where")
 _WORKLOAD_KEYS = ("kind", "tokens", "seeds", "questions", "needles", "data", "filler")
 _NAMED_BY_VALUE = ("system", "model", "sub-model", "prompt", "judge")
@@ -192,13 +192,6 @@ class _Checker:
             if text.startswith("unrecognized arguments"):
                 text = f"not an option of `rlm-docs eval` ({text})"
             raise self.fail(where, text) from None
-
-    def knows(self, key: str) -> bool:
-        try:
-            self.parse([(key, "thread")])
-        except ConfigError as exc:
-            return not str(exc).startswith("unrecognized arguments")
-        return True
 
 
 def _table(checker: _Checker, data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -354,8 +347,6 @@ def load_sweep(path: str | Path, out: Path, executor: str | None = None) -> Swee
         settings = settings | {"executor": executor}
     run_flags: list[tuple[str, Any]] = []
     for key, value in settings.items():
-        if key == "executor" and value == "thread" and not checker.knows("executor"):
-            continue  # the only executor of an rlm-docs without `eval --executor`
         checker.value(f"[sweep] {key}", key, value)
         run_flags.append((key, value))
     grid = _table(checker, data, "grid")
