@@ -1,6 +1,7 @@
 import pytest
 
-from rlm_docs.eval.citations import doc_f1, doc_key, page_f1
+from rlm_docs.eval.citations import doc_f1, page_f1
+from rlm_docs.questions import doc_key
 
 
 def test_string_page_and_case_different_stem_match():

@@ -1,10 +1,10 @@
 import pytest
 
 from rlm_docs.eval.aggregate import effort_value, summarize
-from rlm_docs.eval.dataset import Question
 from rlm_docs.eval.judge import Verdict
 from rlm_docs.eval.rundir import missing_row
 from rlm_docs.eval.scoring import score_prediction
+from rlm_docs.questions import Question
 
 Q = Question(
     id="q",

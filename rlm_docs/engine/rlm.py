@@ -123,12 +123,22 @@ class RLM:
             self._store = self.corpus.save(Path(self._tmp.name) / "store")
         return self._store
 
-    def ask(self, question: str, *, question_id: str | None = None) -> Prediction:
-        """Answer one question; model-side failures end as `stop_reason="error"`, not raised."""
+    def ask(
+        self, question: str, *, question_id: str | None = None, governor: Governor | None = None
+    ) -> Prediction:
+        """Answer one question; model-side failures end as `stop_reason="error"`, not raised.
+
+        `governor`: spend against this one (its budget, its ledger) instead of a fresh one over
+        `budget` and `ledger`, as the system protocol does: the eval runner owns the governor
+        each system answers under (`rlm_docs.systems.base.System`)."""
         if not isinstance(question, str) or not question.strip():
             raise ConfigError("question must be a non-empty string")
         t0 = time.perf_counter()
-        gov = Governor(self.budget, ledger=self.ledger, question_id=question_id or "")
+        gov = (
+            governor
+            if governor is not None
+            else Governor(self.budget, ledger=self.ledger, question_id=question_id or "")
+        )
         gov.check_client(self.settings.client)
         gov.check_client(self.settings.sub_client)
         run = Run(

@@ -6,21 +6,10 @@ pages as integers; an uncited prediction scores 0.
 """
 
 from collections.abc import Iterable, Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
 from rlm_docs.errors import DatasetError
-
-
-def doc_key(name: Any) -> str:
-    """Canonical document key: the file stem, lower-cased (`dir/Report.PDF` -> `report`).
-
-    Only a short alphabetic extension is dropped, so `FY2.5_report` keeps its dot.
-    """
-    path = PurePosixPath(str(name).strip().replace("\\", "/"))
-    suffix = path.suffix[1:]
-    stem = path.stem if suffix.isalpha() and len(suffix) <= 5 else path.name
-    return stem.lower()
+from rlm_docs.questions import doc_key
 
 
 def page_number(value: Any, where: str = "citation") -> int:

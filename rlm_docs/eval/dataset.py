@@ -14,62 +14,13 @@ question.
 import hashlib
 import json
 import os
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import DatasetError
-from rlm_docs.eval.citations import doc_key, page_number
+from rlm_docs.eval.citations import page_number
 from rlm_docs.eval.workload_scoring import SCORERS
-
-HOP_TYPES = ("single", "cross_page", "cross_doc", "none")
-_UNANSWERABLE = re.compile(
-    r"(?:not answerable|unanswerable|cannot be answered|no answer)\W*", re.IGNORECASE
-)
-
-
-@dataclass(frozen=True)
-class Question:
-    """One benchmark item; `evidence` pages are integers, documents as written in the file."""
-
-    id: str
-    question: str
-    answer_variants: list[list[str]]
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-    question_type: str = ""
-    domain: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def hop_type(self) -> str:
-        """`single` page, `cross_page` (several pages, one document), `cross_doc`, or `none`
-        (no evidence). With `hops`, 1 is single even when several alternative pages are listed;
-        otherwise the distinct evidence pages decide."""
-        docs = {doc_key(e["document"]) for e in self.evidence}
-        hops = self.extra.get("hops")
-        if hops is not None:
-            if hops <= 1:
-                return "single"
-            return "cross_doc" if len(docs) > 1 else "cross_page"
-        if not docs:
-            return "none"
-        if len(docs) > 1:
-            return "cross_doc"
-        pages = {(doc_key(e["document"]), e["page"]) for e in self.evidence if e["page"]}
-        return "cross_page" if len(pages) > 1 else "single"
-
-    @property
-    def page_evidence(self) -> bool:
-        """True when every evidence item names a page, so Page F1 is defined."""
-        return bool(self.evidence) and all(e["page"] is not None for e in self.evidence)
-
-    @property
-    def unanswerable(self) -> bool:
-        """Every gold variant is a single "Not answerable" (MMLongBench-Doc's convention)."""
-        return all(
-            len(v) == 1 and _UNANSWERABLE.fullmatch(v[0].strip()) for v in self.answer_variants
-        )
+from rlm_docs.questions import Question
 
 
 def _require(record: dict, key: str, kind: type, where: str) -> Any:

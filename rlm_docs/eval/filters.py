@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rlm_docs.errors import ConfigError
-from rlm_docs.eval.dataset import Question
+from rlm_docs.questions import Question
 
 Scalar = str | int | float | bool | None
 

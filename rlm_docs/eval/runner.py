@@ -20,7 +20,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
-from rlm_docs.eval.dataset import Question, dataset_hash, load_questions
+from rlm_docs.eval.dataset import dataset_hash, load_questions
 from rlm_docs.eval.executor import Executor, make_executor
 from rlm_docs.eval.filters import filter_questions, question_fields
 from rlm_docs.eval.question_task import QuestionTask
@@ -28,6 +28,7 @@ from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.governor import Budget
 from rlm_docs.models import parse_spec
+from rlm_docs.questions import Question
 
 
 @dataclass

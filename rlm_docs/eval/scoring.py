@@ -26,11 +26,11 @@ from typing import Any
 
 from rlm_docs.eval.anls import anls_star
 from rlm_docs.eval.citations import doc_f1, page_f1
-from rlm_docs.eval.dataset import Question
 from rlm_docs.eval.judge import Verdict
 from rlm_docs.eval.numeric import numeric_verdict
 from rlm_docs.eval.taxonomy import error_type, is_refusal
 from rlm_docs.eval.workload_scoring import score_workload
+from rlm_docs.questions import Question
 
 MAX_ANSWER_CHARS = 2000
 # Recorded in each run's manifest. 1: ANLS* and judge only; 2: the stages above (numeric stage,

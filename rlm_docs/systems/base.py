@@ -15,8 +15,8 @@ from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
 from rlm_docs.errors import ConfigError
-from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+from rlm_docs.questions import Question
 from rlm_docs.systems.replies import Reply, read_reply
 
 _REGISTRY = {

@@ -13,9 +13,9 @@ from typing import Any
 
 from rlm_docs.engine.citations import validate
 from rlm_docs.engine.prediction import Prediction
-from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client
+from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory, turn_usage
 from rlm_docs.systems.replies import Reply, page_block, read_reply
 from rlm_docs.templates import render

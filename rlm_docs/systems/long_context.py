@@ -15,10 +15,10 @@ from typing import Any
 from rlm_docs.engine.citations import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
-from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Governor
 from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS
 from rlm_docs.models import context_window_of, make_client
+from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.windows import fit_prefix
 from rlm_docs.templates import render

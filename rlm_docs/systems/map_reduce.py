@@ -22,9 +22,9 @@ from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
-from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client
+from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.long_context import REPLY_TOKENS, model_window
 from rlm_docs.systems.windows import Chunk, chunk_pages

@@ -1,13 +1,13 @@
 """`rlm`: the recursive language model (`rlm_docs.engine.RLM`) as a comparable system.
 
-`RLM.ask` builds its own governor per question; it gets the run's budget and shared ledger, so
-its calls and effort fields are accounted exactly like the baselines'. The governor passed in
-by the runner is therefore unused here. Option `sub_calls=False` is the no-sub-calls ablation.
+The run spends against the governor the system protocol passes in (`RLM.ask(governor=...)`), so
+its calls, limits and effort fields are accounted exactly like the baselines'. Option
+`sub_calls=False` is the no-sub-calls ablation.
 """
 
 from rlm_docs.engine import RLM, Prediction
-from rlm_docs.eval.dataset import Question
 from rlm_docs.governor import Governor
+from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig
 
 
@@ -32,5 +32,4 @@ class RlmSystem:
 
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """One RLM run; model failures come back as `stop_reason="error"` predictions."""
-        del governor  # RLM.ask makes its own with the same budget and ledger
-        return self.rlm.ask(question.question, question_id=question.id)
+        return self.rlm.ask(question.question, question_id=question.id, governor=governor)
