@@ -193,7 +193,7 @@ def case_ocr_tables(tmp: Path) -> dict:
 
 
 def case_sanitize(tmp: Path) -> dict:
-    from rlm_docs.cli.terminal import sanitize
+    from rlm_docs.terminal_text import sanitize
 
     return timed(sanitize, "\x1b]0;t\x07\x1b[2J\x9b1" * 100_000)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.cli import main
-from rlm_docs.cli.numbers import plural
+from rlm_docs.number_flags import plural
 from tests.fixtures.cli import SCRIPT
 from tests.fixtures.engine import saved_store
 

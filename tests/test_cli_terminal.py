@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.cli import main
-from rlm_docs.cli.terminal import json_text, sanitize
 from rlm_docs.corpus import Corpus
+from rlm_docs.terminal_text import json_text, sanitize
 
 ESC = "\x1b"
 HOSTILE = (

@@ -9,11 +9,11 @@ import argparse
 import os
 from typing import Any
 
-from rlm_docs.cli.numbers import count, plural, positive_float, positive_int
 from rlm_docs.cli.retry_notices import retry_notices
-from rlm_docs.cli.terminal import json_text
 from rlm_docs.engine.records import Iteration, SubCall
+from rlm_docs.number_flags import count, plural, positive_float, positive_int
 from rlm_docs.resources import home_dir
+from rlm_docs.terminal_text import json_text
 
 # (flag, Budget field, argparse type, help): 0 is refused where it would make the run pointless
 # and kept where it means "none of this" (no sub-calls, no recursion).

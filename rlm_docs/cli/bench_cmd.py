@@ -8,8 +8,8 @@ import argparse
 import re
 import time
 
-from rlm_docs.cli.numbers import positive_int
 from rlm_docs.errors import ConfigError
+from rlm_docs.number_flags import positive_int
 
 
 def _tokens(value: str) -> int:

@@ -10,7 +10,7 @@ text come from models and documents, and must not drive the terminal.
 import sys
 from typing import Any
 
-from rlm_docs.cli.terminal import sanitize
+from rlm_docs.terminal_text import sanitize
 
 
 def console(stderr: bool = False) -> Any:

@@ -4,8 +4,8 @@ import argparse
 import sys
 
 from rlm_docs.cli.console import console
-from rlm_docs.cli.numbers import plural, positive_int
-from rlm_docs.cli.terminal import json_text, sanitize
+from rlm_docs.number_flags import plural, positive_int
+from rlm_docs.terminal_text import json_text, sanitize
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

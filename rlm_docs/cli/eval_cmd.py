@@ -17,7 +17,7 @@ from rlm_docs.cli.ask_cmd import (
     budget_from_args,
 )
 from rlm_docs.cli.interrupt import Interrupted
-from rlm_docs.cli.numbers import fraction, positive_int, step_limits
+from rlm_docs.number_flags import fraction, positive_int, step_limits
 
 if TYPE_CHECKING:
     from rlm_docs.eval.runner import EvalSettings

@@ -11,9 +11,9 @@ import logging
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
-from rlm_docs.cli.numbers import positive_int, tcp_port
 from rlm_docs.cli.serve_cmd import api_key_from_env, served_models
 from rlm_docs.errors import ConfigError
+from rlm_docs.number_flags import positive_int, tcp_port
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -30,9 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.cli.terminal import sanitize
     from rlm_docs.eval.report import build_report
     from rlm_docs.output_paths import check_output_dir
+    from rlm_docs.terminal_text import sanitize
 
     check_output_dir(args.out, "--out")
 

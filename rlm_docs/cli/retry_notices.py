@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rlm_docs.cli.terminal import sanitize
+from rlm_docs.terminal_text import sanitize
 
 _LOGGER = "rlm_docs.models.retry"
 

@@ -211,8 +211,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(sweep: Sweep, out: Path) -> None:
-    from rlm_docs.cli.terminal import sanitize
     from rlm_docs.eval.report import build_report
+    from rlm_docs.terminal_text import sanitize
 
     result = build_report(
         [out / c.name for c in sweep.cells],

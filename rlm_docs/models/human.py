@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from rlm_docs.errors import ModelError
 from rlm_docs.models.base import Completion, Usage
 from rlm_docs.models.prices import FREE
+from rlm_docs.terminal_text import sanitize
 from rlm_docs.tokens import clip_tokens, count_message_tokens
 
 SEND = "."
@@ -120,8 +121,6 @@ class HumanClient:
     def _show(self, messages: list[dict]) -> None:
         """The system prompt once per conversation, then the newest message; their text comes
         from documents and model code, so terminal control sequences are removed first."""
-        from rlm_docs.cli.terminal import sanitize
-
         self._requests += 1
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else None
         if system is not None and system != self._shown_system:

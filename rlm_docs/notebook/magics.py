@@ -23,11 +23,11 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from rlm_docs.cli.numbers import count, positive_float, positive_int
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.notebook.display import show
 from rlm_docs.notebook.session import Session
+from rlm_docs.number_flags import count, positive_float, positive_int
 
 
 def demo_store() -> Any:

@@ -5,8 +5,10 @@ the window title (OSC 0/2), plant a hyperlink whose target differs from its text
 the screen or hide the text that follows (CSI), or worse. `sanitize` removes every such sequence
 (CSI, OSC, DCS/SOS/PM/APC strings, other ESC sequences, their 8-bit C1 forms) and every other
 C0/C1 control character except newline and tab, in one linear pass. An unterminated string
-sequence (OSC, DCS, ...) ends at the line's end, so it cannot hide the rest of the text. The CLI's `console()`
-applies it to all it prints; `json_text` does the same job for JSON printed raw, by escaping.
+sequence (OSC, DCS, ...) ends at the line's end, so it cannot hide the rest of the text. The
+CLI's `console()` applies it to all it prints; `json_text` does the same job for JSON printed raw,
+by escaping. It sits below the CLI because the `human` model client shows model text on the
+terminal too.
 """
 
 import json

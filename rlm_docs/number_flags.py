@@ -1,5 +1,8 @@
 """argparse `type=` helpers for numeric flags, so `--max-steps 0` or `-k -3` is refused by the
-parser itself (one line naming the flag, exit 2) instead of being accepted and misbehaving."""
+parser itself (one line naming the flag, exit 2) instead of being accepted and misbehaving.
+
+Below both front ends that parse flags, the CLI and the notebook magics (`%rlm_ask --max-steps`),
+so neither imports the other."""
 
 import argparse
 from collections.abc import Callable
