@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--store", help="corpus store (default: the demo corpus)")
     args = parser.parse_args()
     if args.store is None:
-        from rlm_docs.corpus.demo import demo_corpus_path
+        from rlm_docs.ingest.demo import demo_corpus_path
 
         args.store = demo_corpus_path()
     corpus = Corpus.load(args.store)

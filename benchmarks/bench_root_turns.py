@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--questions", help="MADQA-schema questions (default: demo questions)")
     parser.add_argument("--limit", type=int, help="only the first N questions")
     args = parser.parse_args()
-    from rlm_docs.corpus.demo import demo_corpus_path, demo_questions_path
+    from rlm_docs.ingest.demo import demo_corpus_path, demo_questions_path
 
     store = args.store or str(demo_corpus_path())
     questions = load_questions(args.questions or demo_questions_path(), args.limit)

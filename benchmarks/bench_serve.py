@@ -27,8 +27,8 @@ from pathlib import Path
 
 import openai
 
-from rlm_docs.corpus.demo import demo_corpus_path, demo_questions_path
 from rlm_docs.engine import RLM
+from rlm_docs.ingest.demo import demo_corpus_path, demo_questions_path
 
 
 def questions(n: int) -> list[str]:

@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=30)
     args = parser.parse_args()
     if args.store is None:
-        from rlm_docs.corpus.demo import demo_corpus_path
+        from rlm_docs.ingest.demo import demo_corpus_path
 
         args.store = demo_corpus_path()
     t0 = time.perf_counter()

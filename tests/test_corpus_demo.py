@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.corpus.demo import demo_corpus_path, demo_questions_path
+from rlm_docs.ingest.demo import demo_corpus_path, demo_questions_path
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_demo_search_finds_evidence_for_most_questions(demo: Corpus) -> None:
 
 
 def test_concurrent_first_use_builds_one_store(tmp_path: Path) -> None:
-    code = "from rlm_docs.corpus.demo import demo_corpus_path; print(demo_corpus_path())"
+    code = "from rlm_docs.ingest.demo import demo_corpus_path; print(demo_corpus_path())"
     env = {**os.environ, "RLM_DOCS_HOME": str(tmp_path)}
     procs = [
         subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)

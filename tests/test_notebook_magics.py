@@ -72,7 +72,7 @@ def test_user_mistakes_are_usage_errors(shell, tmp_path, capsys):
 
 
 def test_cell_magic_defaults_to_the_demo_corpus(tmp_path, monkeypatch, capsys):
-    from rlm_docs.corpus.demo import demo_corpus_path
+    from rlm_docs.ingest.demo import demo_corpus_path
     from rlm_docs.notebook.magics import RlmMagics
 
     monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path))

@@ -78,8 +78,8 @@ def test_offline_on_demo_questions_cites_evidence_pages():
     """Every extractive demo question is answered from an evidence page, and the values that
     appear verbatim on the page are found; the offline model computes only formulas a question
     spells out, so for the computed questions only the trajectory is checked."""
-    from rlm_docs.corpus.demo import demo_corpus_path
     from rlm_docs.eval.anls import anls_star
+    from rlm_docs.ingest.demo import demo_corpus_path
 
     rlm = RLM(demo_corpus_path(), model="offline")
     exact = 0

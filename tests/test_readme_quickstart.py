@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from rlm_docs.cli import main
-from rlm_docs.corpus.demo import demo_questions_path
+from rlm_docs.ingest.demo import demo_questions_path
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 GOLD = {
@@ -43,8 +43,8 @@ def test_python_quickstart_answer_is_the_one_in_its_comment(tmp_path, monkeypatc
 
 
 def test_stated_offline_accuracy_on_the_demo_questions(tmp_path, monkeypatch):
-    from rlm_docs.corpus.demo import demo_corpus_path
     from rlm_docs.eval.runner import EvalSettings, run_eval
+    from rlm_docs.ingest.demo import demo_corpus_path
 
     monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     stated = re.search(r"it gets (\d+) of the (\d+) demo questions", README.replace("\n", " "))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rlm_docs.corpus.demo import demo_corpus_path
+from rlm_docs.ingest.demo import demo_corpus_path
 from rlm_docs.resources import demo_corpus_dir
 from tests.servers.chat import ChatServer
 

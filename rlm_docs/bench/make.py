@@ -155,7 +155,7 @@ def make_bench(
     source: Callable[[int, random.Random], Part]
     parameters: dict[str, Any] = {"tokens": targets, "questions": questions}
     if kind == "needle":
-        from rlm_docs.corpus.demo import demo_corpus_path
+        from rlm_docs.ingest.demo import demo_corpus_path
 
         store_path = Path(filler) if filler is not None else demo_corpus_path()
         filler_store = Corpus.load(store_path)

@@ -138,8 +138,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.corpus.demo import resolve_store
     from rlm_docs.engine import RLM
+    from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
 
     log_dir = check_output_dir(args.log_dir or home_dir() / "runs", "--log-dir")

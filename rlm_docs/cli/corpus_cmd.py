@@ -43,7 +43,7 @@ def run_info(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from rlm_docs.corpus import Corpus
-    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.ingest.demo import resolve_store
 
     corpus = Corpus.load(resolve_store(args.corpus))
     docs = corpus.documents
@@ -80,7 +80,7 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
-    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.ingest.demo import resolve_store
 
     text = Corpus.load(resolve_store(args.corpus)).page(args.document, args.page)
     text = sanitize(text)  # page text is document text: it must not drive the terminal
@@ -90,8 +90,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     from rlm_docs.corpus import Corpus
-    from rlm_docs.corpus.demo import resolve_store
     from rlm_docs.corpus.select import select
+    from rlm_docs.ingest.demo import resolve_store
 
     corpus = Corpus.load(resolve_store(args.corpus))
     hits = corpus.search(

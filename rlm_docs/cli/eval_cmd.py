@@ -172,9 +172,9 @@ def _resume_hint(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.corpus.demo import resolve_store
     from rlm_docs.eval.aggregate import citation_f1_text, headline_accuracy
     from rlm_docs.eval.runner import EvalSettings, run_eval
+    from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             f"mcp needs the 'mcp' extra ({exc.name} is missing): pip install 'rlm-docs[mcp]'"
         ) from None
     from rlm_docs.corpus import Corpus
-    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.ingest.demo import resolve_store
 
     corpus = Corpus.load(resolve_store(args.corpus))
     if args.api_key_env and args.transport != "http":

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             f"serve needs the 'serve' extra ({exc.name} is missing): pip install 'rlm-docs[serve]'"
         ) from None
     from rlm_docs.corpus import Corpus
-    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.ingest.demo import resolve_store
 
     corpus = Corpus.load(resolve_store(args.corpus))
     budget = budget_from_args(args)

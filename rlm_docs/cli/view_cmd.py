@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.corpus.demo import resolve_store
+    from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_file
     from rlm_docs.viewer import write_viewer
 

@@ -32,7 +32,7 @@ from rlm_docs.number_flags import count, positive_float, positive_int
 
 def demo_store() -> Any:
     """The bundled demo corpus store (built under RLM_DOCS_HOME on first use)."""
-    from rlm_docs.corpus.demo import demo_corpus_path
+    from rlm_docs.ingest.demo import demo_corpus_path
 
     return demo_corpus_path()
 

@@ -3,6 +3,7 @@
 `demo_corpus_path()` ingests `corpus/documents/` into `home_dir()/demo-<content hash>`. The
 hash covers every source file's name and bytes, so an updated demo gets a fresh store. Two
 processes racing to build it serialise on a lock file; the loser finds the finished store.
+Building a store is ingestion, so this lives in `ingest` (the corpus package only reads stores).
 """
 
 import fcntl
