@@ -3,6 +3,7 @@
 Public names are imported lazily so `import rlm_docs` (and the CLI's start-up) stays fast.
 """
 
+import sys
 from importlib import import_module
 from typing import Any
 
@@ -33,3 +34,15 @@ def __getattr__(name: str) -> Any:
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext rlm_docs`: register the %%rlm and %rlm_ask magics."""
     import_module("rlm_docs.notebook.magics").load_ipython_extension(ipython)
+
+
+def _register_rich_views() -> None:
+    """Inside a running IPython (a notebook or console), show corpora, hits, predictions,
+    ledgers and cell results through the notebook's rich views. The core types know nothing of
+    notebooks; this facade, like `load_ipython_extension`, wires the top layer in by name."""
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        import_module("rlm_docs.notebook.display").register()
+
+
+_register_rich_views()

@@ -1,5 +1,9 @@
 """Rich notebook views: HTML and plain-text fallbacks, escaping, folding, trajectory walking."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from rlm_docs.corpus import Corpus, Hit
@@ -121,20 +125,57 @@ def test_bad_inputs(tmp_path):
         show(3)
 
 
-def test_library_objects_render_themselves_in_notebooks(tmp_path):
-    from rlm_docs.sandbox import CellResult
+_SHOW_IN_IPYTHON = """
+import json
+from IPython.core.interactiveshell import InteractiveShell
 
-    corpus = Corpus.from_documents({"A <b>": ["one", "two"]})
-    assert "A &lt;b&gt;" in corpus._repr_html_() and "2 pages" in corpus._repr_html_()
-    assert "<td>A</td>" in Hit("A", 1, 0.5, "x")._repr_html_()
-    pred = Prediction(question="q?", answer=["yes"], citations=[{"file": "A", "page": 1}])
-    assert "<b>yes</b>" in pred._repr_html_() and "A · page 1" in pred._repr_html_()
-    assert "0 calls" in Ledger()._repr_html_()
-    cell = CellResult(
-        stdout="", error="ZeroDivisionError: division by zero", restarted=True, duration_s=0.1
+shell = InteractiveShell.instance()
+from rlm_docs.corpus import Corpus, Hit  # not rlm_docs.notebook: importing rlm_docs registers
+from rlm_docs.engine.prediction import Prediction
+from rlm_docs.governor import Ledger
+from rlm_docs.sandbox import CellResult
+
+objects = {
+    "corpus": Corpus.from_documents({"A <b>": ["one", "two"]}),
+    "hit": Hit("A", 1, 0.5, "x"),
+    "prediction": Prediction(question="q?", answer=["yes"], citations=[{"file": "A", "page": 1}]),
+    "ledger": Ledger(),
+    "cell": CellResult(stdout="", error="ZeroDivisionError: x", restarted=True, duration_s=0.1),
+}
+print(json.dumps({k: shell.display_formatter.format(v)[0] for k, v in objects.items()}))
+"""
+
+
+def test_library_objects_render_richly_in_a_fresh_ipython_shell():
+    """The core types carry no display code; `import rlm_docs` inside IPython registers the
+    notebook's views, so a notebook shows them without importing `rlm_docs.notebook`."""
+    out = subprocess.run(
+        [sys.executable, "-c", _SHOW_IN_IPYTHON], capture_output=True, text=True, check=True
     )
-    html = cell._repr_html_()
-    assert "ZeroDivisionError" in html and "restarted" in html
+    shown = json.loads(out.stdout)
+    corpus = shown["corpus"]["text/html"]
+    assert "A &lt;b&gt;" in corpus and "2 pages" in corpus
+    assert shown["corpus"]["text/plain"] == "<Corpus: 1 documents, 2 pages>"
+    assert "<td>A</td>" in shown["hit"]["text/html"]
+    assert shown["hit"]["text/plain"] == "A p.1 (0.50): x"
+    pred = shown["prediction"]["text/html"]
+    assert "<b>yes</b>" in pred and "A · page 1" in pred
+    assert shown["prediction"]["text/plain"].startswith("Q: q?\nA: yes\nCitations: A p.1")
+    assert "0 calls" in shown["ledger"]["text/html"]
+    assert shown["ledger"]["text/plain"] == "Ledger(0 entries)"
+    cell = shown["cell"]["text/html"]
+    assert "ZeroDivisionError" in cell and "restarted" in cell
+    assert shown["cell"]["text/plain"].startswith("ZeroDivisionError: x\n[the sandbox worker")
+
+
+def test_plain_python_keeps_plain_reprs():
+    """Outside IPython nothing is registered and nothing of the notebook is imported."""
+    code = (
+        "import sys; from rlm_docs.corpus import Hit; "
+        "print(repr(Hit('A', 1, 0.5, 'x')), 'rlm_docs.notebook' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "Hit(document='A', page=1, score=0.5, snippet='x', title='') False"
 
 
 def test_plain_text_views_in_ipython_are_readable():

@@ -148,11 +148,6 @@ class Corpus:
         where = f" at {self.path}" if self.path else ""
         return f"<Corpus{where}: {len(self)} documents, {self.total_pages} pages>"
 
-    def _repr_html_(self) -> str:
-        from rlm_docs.notebook.display import corpus_html
-
-        return corpus_html(self)
-
     def resolve(self, name: str) -> str | None:
         """The document called `name`, matched exactly, then case-insensitively, then by the
         stem of a file name or path (`reports/3M_2018_10K.pdf` → `3M_2018_10K`)."""

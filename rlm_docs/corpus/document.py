@@ -2,7 +2,6 @@
 `DocInfo` (one document's sizes and metadata) and `Hit` (one search result)."""
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 
 @dataclass(slots=True)
@@ -49,14 +48,3 @@ class Hit:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        """IPython's plain-text view (the dataclass repr stays for debugging)."""
-        from rlm_docs.notebook.display import hit_text
-
-        p.text(hit_text(self))
-
-    def _repr_html_(self) -> str:
-        from rlm_docs.notebook.display import hit_html
-
-        return hit_html(self)

@@ -95,14 +95,3 @@ class Prediction:
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-able (for `--json` output and notebooks)."""
         return asdict(self)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        """IPython's plain-text view: answer, citations, effort (the dataclass repr stays)."""
-        from rlm_docs.notebook.display import prediction_text
-
-        p.text(prediction_text(self))
-
-    def _repr_html_(self) -> str:
-        from rlm_docs.notebook.display import prediction_html
-
-        return prediction_html(self)

@@ -60,11 +60,6 @@ class Ledger:
     def __repr__(self) -> str:
         return f"Ledger({len(self._entries)} entries)"
 
-    def _repr_html_(self) -> str:
-        from rlm_docs.notebook.display import ledger_html
-
-        return ledger_html(self)
-
     def __len__(self) -> int:
         return len(self._entries)
 

@@ -2,11 +2,13 @@
 
 Each `*_html` function returns an HTML fragment that needs no JavaScript (long parts fold into
 `<details>`), so it renders the same in Jupyter, VS Code and static notebook viewers; each
-`*_text` function is the plain-text fallback. Other packages' classes delegate their
-`_repr_html_` here, and `show(obj)` picks the right view for anything rlm-docs returns.
+`*_text` function is the plain-text fallback. `register()` makes IPython show corpora, hits,
+predictions, ledgers and cell results through these views; the classes themselves carry no
+presentation code (imports run one way: core types never import the notebook). `show(obj)` picks
+the right view for anything rlm-docs returns.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import Any
 
@@ -288,3 +290,47 @@ def show(obj: Any, corpus: Any = None) -> Rich:
             view = TrajectoryView(items)
             return Rich(view._repr_html_(), repr(view))
     raise TypeError(f"show(): no rich view for {kind}")
+
+
+def _pretty(text: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:
+    """An IPython pretty printer (`printer(obj, p, cycle)`) from a `*_text` function."""
+
+    def printer(obj: Any, p: Any, cycle: bool) -> None:
+        p.text(text(obj))
+
+    return printer
+
+
+def register(shell: Any = None) -> None:
+    """Render rlm-docs objects with these views in IPython: HTML in `shell`'s display formatter
+    (default: the running shell, if any) and plain text through `IPython.lib.pretty`, for new
+    shells and `pretty()` too. Plain `repr()` keeps each class's own (debugging) repr.
+
+    Called when `rlm_docs.notebook` is imported, by `%load_ext rlm_docs`, and by `import
+    rlm_docs` inside a running IPython, so a notebook shows them without asking."""
+    from IPython import get_ipython
+    from IPython.lib import pretty
+
+    from rlm_docs.corpus import Corpus, Hit
+    from rlm_docs.engine.prediction import Prediction
+    from rlm_docs.governor.ledger import Ledger
+    from rlm_docs.sandbox.limits import CellResult
+
+    html = {
+        Corpus: corpus_html,
+        Hit: hit_html,
+        Prediction: prediction_html,
+        Ledger: ledger_html,
+        CellResult: cell_html,
+    }
+    text = {Hit: hit_text, Prediction: prediction_text, CellResult: cell_text}
+    for cls, view in text.items():
+        pretty.for_type(cls, _pretty(view))
+    shell = shell if shell is not None else get_ipython()
+    if shell is None:
+        return
+    formatters = shell.display_formatter.formatters
+    for cls, view in html.items():
+        formatters["text/html"].for_type(cls, view)
+    for cls, view in text.items():
+        formatters["text/plain"].for_type(cls, _pretty(view))

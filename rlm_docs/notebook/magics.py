@@ -25,7 +25,7 @@ from IPython.display import display
 
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
-from rlm_docs.notebook.display import show
+from rlm_docs.notebook.display import register, show
 from rlm_docs.notebook.session import Session
 from rlm_docs.number_flags import count, positive_float, positive_int
 
@@ -139,5 +139,6 @@ class RlmMagics(Magics):
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register the magics with `ipython` (called by `%load_ext rlm_docs`)."""
+    """Register the magics and the rich views with `ipython` (called by `%load_ext rlm_docs`)."""
     ipython.register_magics(RlmMagics)
+    register(ipython)

@@ -1,7 +1,6 @@
 """Per-sandbox resource limits and the result of one cell."""
 
 from dataclasses import dataclass, fields
-from typing import Any
 
 from rlm_docs.errors import ConfigError
 
@@ -46,14 +45,3 @@ class CellResult:
     error: str | None
     restarted: bool
     duration_s: float
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        """IPython's plain-text view: the output as a terminal would show it."""
-        from rlm_docs.notebook.display import cell_text
-
-        p.text(cell_text(self))
-
-    def _repr_html_(self) -> str:
-        from rlm_docs.notebook.display import cell_html
-
-        return cell_html(self)
