@@ -7,7 +7,7 @@ import sys
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0"
+from rlm_docs.version import __version__
 
 _EXPORTS = {
     "Corpus": "rlm_docs.corpus",

@@ -10,11 +10,11 @@ import importlib
 import os
 import sys
 
-from rlm_docs import __version__
 from rlm_docs.cli.interrupt import leave
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.output_paths import check_home
 from rlm_docs.terminal_text import sanitize
+from rlm_docs.version import __version__
 
 
 class _Parser(argparse.ArgumentParser):

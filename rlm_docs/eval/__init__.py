@@ -18,7 +18,7 @@ _EXPORTS = {
     "wasted_effort_ratio": "rlm_docs.eval.effort",
     "rogan_gladen": "rlm_docs.eval.correction",
     "error_type": "rlm_docs.eval.taxonomy",
-    "Question": "rlm_docs.eval.dataset",
+    "Question": "rlm_docs.questions",
     "load_questions": "rlm_docs.eval.dataset",
     "score_prediction": "rlm_docs.eval.scoring",
     "summarize": "rlm_docs.eval.aggregate",

@@ -20,7 +20,6 @@ from typing import Any
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.prediction import Prediction
-from rlm_docs.eval.dataset import Question
 from rlm_docs.eval.filters import question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.scoring import score_prediction
@@ -28,6 +27,7 @@ from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
 from rlm_docs.models.cache import ResponseCache
 from rlm_docs.models.prices import sum_usd
+from rlm_docs.questions import Question
 from rlm_docs.systems import SystemConfig, make_system
 
 

@@ -15,7 +15,6 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rlm_docs import __version__
 from rlm_docs.corpus import Corpus
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
@@ -29,6 +28,7 @@ from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.governor import Budget
 from rlm_docs.models import parse_spec
 from rlm_docs.questions import Question
+from rlm_docs.version import __version__
 
 
 @dataclass
