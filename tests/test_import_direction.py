@@ -36,14 +36,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Lowest first. `rlm_docs` is the package facade (`rlm_docs/__init__.py`): it re-exports names
 from every layer, so it is the top, and nothing inside the package imports it."""
 
-PENDING: set[str] = {
-    # h20c (issue 20 §3) moves the offline policy out of models/ into rlm_docs/offline/.
-    "rlm_docs/models/offline.py -> rlm_docs.engine.extract",
-    "rlm_docs/models/offline_workloads.py -> rlm_docs.bench.trec",
-}
-"""Known backward edges being removed. Each entry must still occur (so the set can only shrink):
-delete an entry when its edge is gone."""
-
 _MODULE_STRING = re.compile(r"rlm_docs(?:\.\w+)+(?::\w+)?")
 
 
@@ -125,16 +117,9 @@ def test_imports_point_down_the_layers():
         f"{rel}:{line}: {source} (layer {rank[source]}) imports {module} "
         f"({target}, layer {rank.get(target, '?')})"
         for rel, line, source, target, module in edges()
-        if f"{rel} -> {module}" not in PENDING
-        and rank.get(target, len(LAYERS)) >= rank.get(source, -1)
+        if rank.get(target, len(LAYERS)) >= rank.get(source, -1)
     ]
     assert not wrong, "imports against the allowed direction:\n" + "\n".join(wrong)
-
-
-def test_pending_backward_edges_still_exist():
-    found = {f"{rel} -> {module}" for rel, _line, _s, _t, module in edges()}
-    gone = sorted(PENDING - found)
-    assert not gone, f"these edges are gone: delete them from PENDING: {gone}"
 
 
 def test_readme_shows_the_same_table():
