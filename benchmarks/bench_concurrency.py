@@ -251,7 +251,7 @@ def main() -> None:
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-000000000000000000")
     os.environ["RLM_DOCS_CACHE"] = "off"
     from rlm_docs.corpus import Corpus
-    from rlm_docs.corpus.demo import demo_corpus_path
+    from rlm_docs.ingest.demo import demo_corpus_path
 
     store = args.store or demo_corpus_path()
     corpus = Corpus.load(store)
