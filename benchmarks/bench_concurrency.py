@@ -5,8 +5,8 @@ Usage:
         [--rounds 3] [--latency 0.5]
 
 For each concurrency C, `eval` runs C x ROUNDS `rlm` questions with the thread executor
-(`--workers C`) over STORE (default: the FinanceBench store, see COMMON build line; else the
-demo corpus) against a loopback OpenAI-compatible server in its own process, which answers
+(`--workers C`) over STORE (default: the 344-filing FinanceBench store, ingested once into
+`$RLM_DOCS_HOME/bench/fb-store` as `bench_sandbox.py` does; the demo corpus without the data) against a loopback OpenAI-compatible server in its own process, which answers
 every call after `--latency` seconds. The scripted root model takes four calls per question,
 one after the other: a turn whose cell searches the corpus and reads a page, a turn whose cell
 makes one `llm_query` sub-call, and a turn that sets the answer (the sub-call is the fourth).
@@ -40,11 +40,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_sandbox import financebench_store  # noqa: E402
+
 from rlm_docs.eval.executor import ThreadExecutor  # noqa: E402
 from rlm_docs.eval.runner import EvalSettings, run_eval  # noqa: E402
 from tests.servers.chat import ChatServer  # noqa: E402
 
-FB_STORE = Path("/tmp/stores-h16b/fb")
 SUB_MARK = "SUB-CALL:"
 TURNS = (
     '```repl\nhits = search("total revenue", k=3)\nprint(hits[0] if hits else "none")\n```',
@@ -243,7 +244,7 @@ def run_once(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store", type=Path, default=FB_STORE if FB_STORE.exists() else None)
+    parser.add_argument("--store", type=Path, help="corpus store (default: FinanceBench)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32, 64])
     parser.add_argument("--rounds", type=int, default=3, help="questions per slot (default 3)")
     parser.add_argument("--latency", type=float, default=0.5)
@@ -253,7 +254,7 @@ def main() -> None:
     from rlm_docs.corpus import Corpus
     from rlm_docs.ingest.demo import demo_corpus_path
 
-    store = args.store or demo_corpus_path()
+    store = financebench_store(args.store) or demo_corpus_path()
     corpus = Corpus.load(store)
     print(
         f"store {store}: {len(corpus.documents)} documents, {corpus.total_pages:,} pages; "
