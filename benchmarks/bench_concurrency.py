@@ -6,9 +6,10 @@ Usage:
 
 For each concurrency C, `eval` runs C x ROUNDS `rlm` questions with the thread executor
 (`--workers C`) over STORE (default: the 344-filing FinanceBench store, ingested once into
-`$RLM_DOCS_HOME/bench/fb-store` as `bench_sandbox.py` does; the demo corpus without the data) against a loopback OpenAI-compatible server in its own process, which answers
-every call after `--latency` seconds. The scripted root model takes four calls per question,
-one after the other: a turn whose cell searches the corpus and reads a page, a turn whose cell
+`$RLM_DOCS_HOME/bench/fb-store` as `bench_sandbox.py` does; the demo corpus without the data)
+against a loopback OpenAI-compatible server in its own process, which answers every call after
+`--latency` seconds. The scripted root model takes four calls per question, one after the
+other: a turn whose cell searches the corpus and prints the best hit, a turn whose cell
 makes one `llm_query` sub-call, and a turn that sets the answer (the sub-call is the fourth).
 So a question cannot take less than 4 x latency, and the ideal wall time of a run is
 questions x calls per question x latency / C (the calls of a question are sequential).
