@@ -13,10 +13,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="compare eval runs: tables (markdown, HTML) and calibration/cost plots",
         description=(
             "Accuracy, X-page, X-doc, page/doc F1, Kuiper (steps, tokens), tokens, dollars, "
-            "wall time and error taxonomy per run, subsets, and PNG figures."
+            "wall time and error taxonomy per run, subsets, the decomposition table (fan-out, "
+            "sub-calls, pages and share of the corpus read, strategies), Kuiper per effort "
+            "measure, and PNG figures (accuracy and cost vs context length, fan-out, share read "
+            "vs correctness); a RUN_DIR from `eval --max-steps 1,2,4,...` adds the exact "
+            "accuracy-vs-step-limit curve."
         ),
     )
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories from `eval`")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run directories from `eval` (or a step-limit RUN_DIR from `eval --max-steps LIST`)",
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="report directory")
     p.add_argument(
         "--by",
