@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.cli import main
-from rlm_docs.eval.rundir import load_run
+from rlm_docs.eval.rundir import RunDir, load_run
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.fixtures.ray_cluster import NODE_ARGS, loopback_cluster, skip_reason
 from tests.servers.chat import ChatServer
@@ -155,18 +155,19 @@ def test_the_api_key_reaches_ray_workers_but_no_sandbox_and_no_file(cluster, env
         assert hits.stdout == "", f"the key was written to {hits.stdout}"
 
 
+def _copies(questions: Path, n: int, path: Path) -> Path:
+    """`questions` repeated `n` times under new ids, written to `path`."""
+    rows = [json.loads(line) for line in questions.read_text().splitlines()]
+    path.write_text(
+        "".join(json.dumps(r | {"id": f"{i}-{r['id']}"}) + "\n" for i in range(n) for r in rows)
+    )
+    return path
+
+
 def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tmp_path):
     # 18 questions (the fixture's 6, three times) at 1 s per model call, one at a time per
     # node on three nodes: when the first result is recorded every node has one in flight.
-    lines = QUESTIONS.read_text().splitlines()
-    dataset = tmp_path / "many.jsonl"
-    dataset.write_text(
-        "".join(
-            json.dumps(json.loads(line) | {"id": f"{n}-{json.loads(line)['id']}"}) + "\n"
-            for n in range(3)
-            for line in lines
-        )
-    )
+    dataset = _copies(QUESTIONS, 3, tmp_path / "many.jsonl")
     victim = cluster.add_node(**NODE_ARGS)
     cluster.wait_for_nodes()
     out = env / "killed"
@@ -240,3 +241,53 @@ def test_a_store_unreadable_on_the_nodes_stops_the_run_with_its_reason(cluster, 
     task = QuestionTask(corpus=str(env / "nowhere"), system="rlm", model="offline")
     with pytest.raises(ConfigError, match=r"Ray node \w+: CorpusError: .*nowhere"):
         list(RayExecutor(1).map_unordered(task, load_questions(QUESTIONS)))
+
+
+def test_a_killed_driver_resumes_on_the_cluster_without_loss_or_repeat(
+    cluster, env, store, tmp_path
+):
+    dataset = _copies(QUESTIONS, 2, tmp_path / "twelve.jsonl")
+    out = env / "resumed"
+    with ChatServer(reply=fake_model, latency_s=1.0) as server:
+        args = [
+            "--system", "static-rag", "--model", f"openai:fake@{server.base_url}",
+            "--executor", "ray", "--ray-address", cluster.address, "--workers", "1",
+        ]  # fmt: skip
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "rlm_docs", "eval", "--dataset", str(dataset),
+             "--corpus", str(store), "--out", str(out), "--no-progress", *args],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None:
+            if len(RunDir(out).read_results()) >= 2:
+                break
+            time.sleep(0.05)
+        driver.kill()
+        driver.wait()
+        before = _recorded_ids(out)
+        assert 2 <= len(before) < 12  # killed mid-run, by SIGKILL
+        assert _eval(store, out, *args, "--resume", dataset=dataset) == 0
+    ids = _recorded_ids(out)
+    assert ids[: len(before)] == before and sorted(set(ids)) == sorted(ids) and len(ids) == 12
+    rows = load_run(out)[1]
+    files = sorted(p.name for p in (out / "trajectories").iterdir())
+    assert sorted(Path(r["trajectory"]).name for r in rows) == files and len(files) == 12
+
+
+def test_an_unreachable_ray_address_is_one_line(tmp_path, store):
+    proc = subprocess.run(
+        [sys.executable, "-m", "rlm_docs", "eval", "--dataset", str(QUESTIONS),
+         "--corpus", str(store), "--system", "rlm", "--model", "offline",
+         "--out", str(tmp_path / "r"), "--executor", "ray", "--ray-address", "127.0.0.1:1"],
+        capture_output=True, text=True, cwd=REPO,
+        env=os.environ | {"RLM_DOCS_HOME": str(tmp_path / "home")},
+    )  # fmt: skip
+    if "needs Ray, which is not installed" in proc.stderr:
+        pytest.skip('ray is not installed (pip install -e ".[ray]")')
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "rlm-docs eval: error: --ray-address 127.0.0.1:1: no Ray cluster answers there "
+        "(Connection refused)"
+    ]
+    assert not (tmp_path / "r").exists()

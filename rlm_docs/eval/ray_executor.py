@@ -21,6 +21,7 @@ once (`shipped_store`).
 """
 
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -80,6 +81,20 @@ class NodeWorker:
         return self.fn(item)
 
 
+def _check_reachable(address: str) -> None:
+    """ConfigError unless something accepts connections at HOST:PORT (`ray.init` would retry
+    an unreachable address for minutes)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--ray-address {address}: expected auto or HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"--ray-address {address}: no Ray cluster answers there ({exc.strerror or exc})"
+        ) from None
+
+
 class RayExecutor:
     """One actor per alive Ray node, `workers` questions in flight on each."""
 
@@ -97,6 +112,8 @@ class RayExecutor:
         self.ship_corpus = ship_corpus
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
+            if address not in (None, "auto"):
+                _check_reachable(address)
             try:
                 ray.init(
                     address=address or "local",
