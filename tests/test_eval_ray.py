@@ -6,6 +6,7 @@ Skipped, with the measured free memory in the reason, where the cluster cannot s
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -243,8 +244,9 @@ def test_a_store_unreadable_on_the_nodes_stops_the_run_with_its_reason(cluster, 
         list(RayExecutor(1).map_unordered(task, load_questions(QUESTIONS)))
 
 
-def test_a_killed_driver_resumes_on_the_cluster_without_loss_or_repeat(
-    cluster, env, store, tmp_path
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
+def test_a_stopped_driver_resumes_on_the_cluster_without_loss_or_repeat(
+    cluster, env, store, tmp_path, signum
 ):
     dataset = _copies(QUESTIONS, 2, tmp_path / "twelve.jsonl")
     out = env / "resumed"
@@ -256,17 +258,20 @@ def test_a_killed_driver_resumes_on_the_cluster_without_loss_or_repeat(
         driver = subprocess.Popen(
             [sys.executable, "-m", "rlm_docs", "eval", "--dataset", str(dataset),
              "--corpus", str(store), "--out", str(out), "--no-progress", *args],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and driver.poll() is None:
             if len(RunDir(out).read_results()) >= 2:
                 break
             time.sleep(0.05)
-        driver.kill()
-        driver.wait()
+        driver.send_signal(signum)
+        _, stderr = driver.communicate(timeout=60)
         before = _recorded_ids(out)
-        assert 2 <= len(before) < 12  # killed mid-run, by SIGKILL
+        assert 2 <= len(before) < 12  # stopped mid-run
+        if signum == signal.SIGINT:  # Ctrl-C: exit 130, the resume command, no traceback
+            assert driver.returncode == 130 and "--resume" in stderr
+            assert "Traceback" not in stderr
         assert _eval(store, out, *args, "--resume", dataset=dataset) == 0
     ids = _recorded_ids(out)
     assert ids[: len(before)] == before and sorted(set(ids)) == sorted(ids) and len(ids) == 12
