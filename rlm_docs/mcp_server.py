@@ -29,7 +29,7 @@ from rlm_docs.governor import Budget
 from rlm_docs.models import Client
 from rlm_docs.sandbox.helpers import make_helpers
 from rlm_docs.serve import wire
-from rlm_docs.serve.runs import Runner, RunRequest
+from rlm_docs.serve.served_runs import ServedRunPool, ServedRunRequest
 
 TOOLS = ("search", "grep", "page", "pages", "toc", "read_section", "files")
 URI = "rlm-docs://documents/"
@@ -78,7 +78,7 @@ def build_server(
     for name in TOOLS:
         tool = _user_errors(helpers[name])
         server.add_tool(tool, name=name, description=helpers[name].__doc__)
-    runner = Runner(corpus, max_runs=max_runs, prompt=prompt, log_dir=log_dir)
+    runner = ServedRunPool(corpus, max_runs=max_runs, prompt=prompt, log_dir=log_dir)
 
     async def ask(
         question: str,
@@ -110,7 +110,7 @@ def build_server(
             if v is not None
         }
         run_budget = replace(budget, **limits)
-        run = runner.try_start(RunRequest(question, model, sub_model, run_budget, on_turn))
+        run = runner.try_start(ServedRunRequest(question, model, sub_model, run_budget, on_turn))
         if run is None:
             raise RuntimeError(
                 f"{max_runs} ask run(s) already in flight; retry in {runner.retry_after()}s"

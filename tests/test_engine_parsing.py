@@ -2,7 +2,7 @@
 
 from rlm_docs.answer_parsing import heuristic_answer, parse_answer
 from rlm_docs.corpus import Corpus
-from rlm_docs.engine.citations import validate, with_fallback
+from rlm_docs.engine.citation_check import validate, with_fallback
 from rlm_docs.engine.parsing import Final, find_code_blocks, find_final
 from rlm_docs.templates import fill
 

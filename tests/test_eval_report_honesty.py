@@ -12,7 +12,7 @@ from rlm_docs.eval.aggregate import (
     scoring_method,
     summarize,
 )
-from rlm_docs.eval.report import RunReport, _accuracy_how, _errors_note, _sections
+from rlm_docs.eval.report import ReportedRun, _accuracy_how, _errors_note, _sections
 from rlm_docs.eval.taxonomy import error_type, unchecked_comprehension
 
 PAGE_EVIDENCE = [{"document": "a.pdf", "page": 2}]
@@ -37,7 +37,7 @@ def _row(i, stage, score, evidence=(), error=None, **extra):
 
 def _run(rows, judge=None):
     manifest = {"system": "rlm", "model": "offline", "judge": judge, "scoring_version": 2}
-    return RunReport("rlm / offline", Path("."), manifest, rows, summarize(rows, n_boot=50))
+    return ReportedRun("rlm / offline", Path("."), manifest, rows, summarize(rows, n_boot=50))
 
 
 def test_scoring_method_names_the_scorers_used_and_mixed_runs():

@@ -12,7 +12,7 @@ import pytest
 from rlm_docs.cli import main
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.report import build_report
-from rlm_docs.eval.rundir import RunDir, load_run
+from rlm_docs.eval.rundir import EvalRunDir, load_run
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.servers.chat import ChatServer
 
@@ -181,7 +181,7 @@ def test_sigkilled_run_resumes_without_losing_or_duplicating(env, store, tmp_pat
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        done_before = len(RunDir(out).read_results())
+        done_before = len(EvalRunDir(out).read_results())
         assert 4 <= done_before < 24
         assert main(argv[3:] + ["--resume"]) == 0
     ids = _ids(out)

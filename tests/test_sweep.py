@@ -13,7 +13,7 @@ import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.cli.sweep_spec import load_sweep
-from rlm_docs.eval.rundir import RunDir
+from rlm_docs.eval.rundir import EvalRunDir
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, server_env
 from tests.servers.chat import ChatServer
 
@@ -232,7 +232,7 @@ corpus = "{store}"
         assert "Traceback" not in err and "every cell in" in err and "resumable" in err
         assert f"rlm-docs sweep {spec}" in err
         finished = (first / "results.jsonl").read_bytes()
-        partial = len(RunDir(second).read_results())
+        partial = len(EvalRunDir(second).read_results())
         assert len(finished.splitlines()) == 12 and 3 <= partial < 12
         assert not (out / "many__top-k-5" / "predictions.parquet").exists()
         requests_before = len(slow.requests)

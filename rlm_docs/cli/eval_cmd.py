@@ -229,11 +229,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _finished(out: Path) -> int:
     """Questions recorded in RUN_DIR, or in every limit's run of a step-limit RUN_DIR."""
-    from rlm_docs.eval.rundir import RunDir
+    from rlm_docs.eval.rundir import EvalRunDir
     from rlm_docs.eval.step_limits import is_sweep
 
     dirs = sorted(out.glob("steps-*")) if is_sweep(out) else [out]
-    return sum(len(RunDir(d).read_results()) for d in dirs)
+    return sum(len(EvalRunDir(d).read_results()) for d in dirs)
 
 
 def _step_limits(settings: "EvalSettings", limits: list[int], out: str) -> int:

@@ -152,9 +152,9 @@ def _write_record(out: Path, spec: Path, cells: dict[str, list[str]]) -> None:
 
 def _finished(path: Path) -> bool:
     """Every question of the run has a result and the end-of-run files were written."""
-    from rlm_docs.eval.rundir import RunDir
+    from rlm_docs.eval.rundir import EvalRunDir
 
-    run = RunDir(path)
+    run = EvalRunDir(path)
     if not run.manifest_path.exists() or not (path / "predictions.parquet").exists():
         return False
     done = run.read_results()

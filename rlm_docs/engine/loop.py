@@ -115,8 +115,11 @@ def _record_reply(record: Iteration, reply: Completion) -> None:
     record.usage = TurnUsage(reply.usage.input_tokens, reply.usage.output_tokens, reply.cost_usd)
 
 
-class Run:
-    """The loop for one question at one depth (see module docstring)."""
+class TurnLoop:
+    """The turn loop of one question at one depth (see module docstring); a child `rlm_query`
+    is another `TurnLoop` one level deeper. (An eval run's directory is `eval.rundir
+    .EvalRunDir`, a run as the report reads it `eval.report.ReportedRun`, a question answered
+    for a network caller `serve.served_runs.ServedRun`.)"""
 
     def __init__(
         self,
@@ -181,7 +184,7 @@ class Run:
     def _spawn(self, prompt: str, context: str | None) -> tuple[str, Trajectory]:
         """Run a child; BudgetExceeded (raised in the parent's code) if it cannot make a call."""
         child_gov = self.gov.child(self.s.child_share)
-        child = Run(
+        child = TurnLoop(
             self.s,
             child_gov,
             prompt,

@@ -1,6 +1,6 @@
 """`RLM(corpus, model=..., sub_model=..., budget=...).ask(question) -> Prediction`.
 
-Wires the pieces for one question: a `Governor` over the budget, the root `Run` in a sandbox
+Wires the pieces for one question: a `Governor` over the budget, the root `TurnLoop` in a sandbox
 over the corpus store, then the answer: a structured final value is parsed directly (JSON, a
 list, `["v"] -- DOC page N`, a bare refusal; see `rlm_docs.answer_parsing`), other free text
 goes through one `extract` call in the wording of the prompt in use (`docs_extract` or MADQA's
@@ -26,8 +26,8 @@ from typing import Any
 from rlm_docs.answer_parsing import REFUSAL, from_structured, heuristic_answer, parse_answer
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
-from rlm_docs.engine.citations import with_fallback
-from rlm_docs.engine.loop import Outcome, Run, Settings, answer_text
+from rlm_docs.engine.citation_check import with_fallback
+from rlm_docs.engine.loop import Outcome, Settings, TurnLoop, answer_text
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Result, Trajectory
 from rlm_docs.engine.trajectory import trajectory_file
@@ -141,7 +141,7 @@ class RLM:
         )
         gov.check_client(self.settings.client)
         gov.check_client(self.settings.sub_client)
-        run = Run(
+        run = TurnLoop(
             self.settings,
             gov,
             question,

@@ -9,8 +9,8 @@ from typing import Any
 
 _EXPORTS = {
     "anls_star": "rlm_docs.eval.anls",
-    "page_f1": "rlm_docs.eval.citations",
-    "doc_f1": "rlm_docs.eval.citations",
+    "page_f1": "rlm_docs.eval.citation_f1",
+    "doc_f1": "rlm_docs.eval.citation_f1",
     "kuiper": "rlm_docs.eval.effort",
     "kuiper_bootstrap": "rlm_docs.eval.effort",
     "KuiperResult": "rlm_docs.eval.effort",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import DatasetError
-from rlm_docs.eval.citations import page_number
+from rlm_docs.eval.citation_f1 import page_number
 from rlm_docs.eval.workload_scoring import SCORERS
 from rlm_docs.questions import Question
 

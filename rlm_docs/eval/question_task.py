@@ -8,7 +8,7 @@ questions.
 
 With `trajectories=None` (remote executors) a question's trajectory is written to a private
 scratch directory, read back into the record (`trajectory_jsonl`) and deleted: the driver,
-which alone writes the run directory, stores it (`RunDir.adopt_trajectory`). No worker ever
+which alone writes the run directory, stores it (`EvalRunDir.adopt_trajectory`). No worker ever
 writes into the run directory, so a result the driver never records leaves no file behind.
 """
 

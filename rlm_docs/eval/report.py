@@ -39,7 +39,7 @@ from rlm_docs.eval.step_limits import is_sweep, load_sweep
 
 
 @dataclass
-class RunReport:
+class ReportedRun:
     """One run as the report sees it."""
 
     label: str
@@ -85,7 +85,7 @@ def _kuiper(block: dict[str, Any]) -> str:
     )
 
 
-def _subset_acc(run: RunReport, hop: str) -> str:
+def _subset_acc(run: ReportedRun, hop: str) -> str:
     rows = [r for r in run.rows if r.get("hop_type") == hop]
     if not rows:
         return "n/a"
@@ -122,7 +122,7 @@ def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
     )
 
 
-def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -> list[RunReport]:
+def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -> list[ReportedRun]:
     """Runs with their rows and summaries, labelled `labels` (default: system / model, plus
     its workload and length when the runs span several, plus its directory name when that is
     still ambiguous); DatasetError names a directory that is not a run. Whatever the label, a
@@ -140,7 +140,7 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
     if not loaded:
         raise DatasetError("report: no run directories given")
     several = len({part for *_, part in loaded}) > 1
-    runs: list[RunReport] = []
+    runs: list[ReportedRun] = []
     taken: set[tuple[str, tuple[str, int] | None]] = set()
     for path, manifest, rows, part in loaded:
         series = _system_label(manifest)
@@ -151,13 +151,15 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
         if labels:
             label = labels[len(runs)]
         summary = _summary(manifest, rows)
-        runs.append(RunReport(label, path, manifest, rows, summary, series, part, exact.get(path)))
+        runs.append(
+            ReportedRun(label, path, manifest, rows, summary, series, part, exact.get(path))
+        )
     return runs
 
 
 def shared_questions(
-    runs: list[RunReport], disjoint: bool = False
-) -> tuple[list[RunReport], str | None]:
+    runs: list[ReportedRun], disjoint: bool = False
+) -> tuple[list[ReportedRun], str | None]:
     """The runs restricted to the questions every run of the same workload part answered, and
     a note saying so; the runs themselves (the same list) when no part's runs had to be
     restricted. Comparing accuracies over different question sets would compare the sets, not
@@ -165,7 +167,7 @@ def shared_questions(
     Runs sharing no question are refused, unless `disjoint` (a sweep over data sets): then each
     keeps its own set."""
     parts = list(dict.fromkeys(run.part for run in runs))
-    out: dict[int, RunReport] = {}
+    out: dict[int, ReportedRun] = {}
     notes = []
     for part in parts:
         mine = [run for run in runs if run.part == part]
@@ -185,7 +187,9 @@ def shared_questions(
     return ([out[id(run)] for run in runs] if changed else runs), ("\n".join(notes) or None)
 
 
-def _shared(runs: list[RunReport], part: str, disjoint: bool) -> tuple[list[RunReport], str | None]:
+def _shared(
+    runs: list[ReportedRun], part: str, disjoint: bool
+) -> tuple[list[ReportedRun], str | None]:
     sets = [{r["id"] for r in run.rows} for run in runs]
     if all(ids == sets[0] for ids in sets):
         return runs, None
@@ -204,7 +208,7 @@ def _shared(runs: list[RunReport], part: str, disjoint: bool) -> tuple[list[RunR
         rows = [r for r in run.rows if r["id"] in shared]
         summary = _summary(run.manifest, rows)
         restricted.append(
-            RunReport(
+            ReportedRun(
                 run.label,
                 run.path,
                 run.manifest,
@@ -243,7 +247,7 @@ MAIN_HEADERS = [
 ]
 
 
-def main_table(runs: list[RunReport]) -> list[list[str]]:
+def main_table(runs: list[ReportedRun]) -> list[list[str]]:
     """The comparison table rows (one per run), as strings."""
     out = []
     for run in runs:
@@ -276,7 +280,7 @@ def main_table(runs: list[RunReport]) -> list[list[str]]:
     return out
 
 
-def _accuracy_note(run: RunReport) -> str:
+def _accuracy_note(run: ReportedRun) -> str:
     m = run.manifest
     if m.get("scoring_version", 1) < SCORING_VERSION:
         return (
@@ -286,7 +290,7 @@ def _accuracy_note(run: RunReport) -> str:
     return _accuracy_how(run)
 
 
-def _accuracy_how(run: RunReport) -> str:
+def _accuracy_how(run: ReportedRun) -> str:
     m = run.manifest
     method = scoring_method(run.summary.get("stages") or {}, judged=bool(m.get("judge")))
     if not m.get("judge"):
@@ -300,7 +304,7 @@ def _accuracy_how(run: RunReport) -> str:
     )
 
 
-def _errors_note(runs: list[RunReport]) -> str:
+def _errors_note(runs: list[ReportedRun]) -> str:
     """The error legend; C names the comprehension errors that had no gold page to check."""
     unchecked = [(r.label, r.summary.get("errors_unchecked", 0)) for r in runs]
     c = "C = comprehension (gold page cited, wrong answer)"
@@ -342,7 +346,7 @@ def _group_name(value: Any) -> str:
     return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
 
 
-def _groups(runs: list[RunReport], by: list[str]) -> list[tuple[str, str]]:
+def _groups(runs: list[ReportedRun], by: list[str]) -> list[tuple[str, str]]:
     """The (title, field) breakdowns: the fixed ones, doc_type when present, and `by`;
     DatasetError naming a `--by` field that no question of any run has."""
     present = {k for r in runs for row in r.rows for k in (*row, *(row.get("fields") or {}))}
@@ -359,7 +363,7 @@ def _groups(runs: list[RunReport], by: list[str]) -> list[tuple[str, str]]:
 _NO_VALUE = {"unknown", "null"}
 
 
-def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
+def _subset_rows(run: ReportedRun, key: str) -> list[list[str]]:
     """One row per value of `key`; none when no question has a value (a lone "unknown" row
     would only repeat the comparison)."""
     groups = by_group(run.rows, lambda r: _group_name(row_field(r, key)), with_kuiper=False)
@@ -379,7 +383,7 @@ def _subset_rows(run: RunReport, key: str) -> list[list[str]]:
     ]
 
 
-def _correlation_rows(run: RunReport) -> list[list[str]]:
+def _correlation_rows(run: ReportedRun) -> list[list[str]]:
     columns = {m: [effort_value(r, m) for r in run.rows] for m in EFFORT_MEASURES}
     return [
         [a, b, "n/a" if math.isnan(rho) else f"{rho:.2f}"]
@@ -396,7 +400,7 @@ FIGURES = (
 
 
 def _sections(
-    runs: list[RunReport], title: str, by: list[str] | None = None
+    runs: list[ReportedRun], title: str, by: list[str] | None = None
 ) -> list[tuple[str, list[str], list[list[str]]]]:
     out = [(title, MAIN_HEADERS, main_table(runs))]
     groups = _groups(runs, list(by or []))

@@ -45,7 +45,7 @@ SETTINGS_KEYS = (
 MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 
 
-class RunDir:
+class EvalRunDir:
     """Paths and I/O of one run directory."""
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -239,6 +239,6 @@ def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> li
 
 def load_run(path: str | os.PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(manifest, rows) of a run directory, for reports and notebooks."""
-    run = RunDir(path)
+    run = EvalRunDir(path)
     manifest = run.read_manifest()
     return manifest, run_rows(manifest, run.read_results())

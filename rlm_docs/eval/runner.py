@@ -23,7 +23,7 @@ from rlm_docs.eval.dataset import dataset_hash, load_questions
 from rlm_docs.eval.executor import Executor, make_executor
 from rlm_docs.eval.filters import filter_questions, question_fields
 from rlm_docs.eval.question_task import QuestionTask
-from rlm_docs.eval.rundir import FORMAT, RunDir, run_rows
+from rlm_docs.eval.rundir import FORMAT, EvalRunDir, run_rows
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.governor import Budget
 from rlm_docs.models import parse_spec
@@ -140,7 +140,7 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
     # Everything a user can get wrong (model strings, keys, workers, the executor) is checked
     # before the run directory exists: a refused start must not leave a run.json that blocks
     # the fixed command.
-    run = RunDir(settings.out)
+    run = EvalRunDir(settings.out)
     task = QuestionTask(
         corpus=str(settings.corpus),
         system=settings.system,
@@ -169,7 +169,7 @@ def _run(
     settings: EvalSettings,
     questions: list[Question],
     unknown: dict[str, list[str]],
-    run: RunDir,
+    run: EvalRunDir,
     task: QuestionTask,
     executor: Executor,
 ) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rlm_docs.eval.anls import anls_star
-from rlm_docs.eval.citations import doc_f1, page_f1
+from rlm_docs.eval.citation_f1 import doc_f1, page_f1
 from rlm_docs.eval.judge import Verdict
 from rlm_docs.eval.numeric import numeric_verdict
 from rlm_docs.eval.taxonomy import error_type, is_refusal

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlm_docs.eval.citations import doc_set, page_set
+from rlm_docs.eval.citation_f1 import doc_set, page_set
 
 ERROR_TYPES = ("refusal", "retrieval", "navigation", "comprehension")
 _REFUSAL = re.compile(

@@ -33,7 +33,7 @@ from rlm_docs.governor import Budget
 from rlm_docs.models import Client
 from rlm_docs.serve import wire
 from rlm_docs.serve.auth import REFUSAL, bearer_ok
-from rlm_docs.serve.runs import Runner, RunRequest, ServedRun, log
+from rlm_docs.serve.served_runs import ServedRun, ServedRunPool, ServedRunRequest, log
 
 POLL_S = 0.25
 
@@ -135,7 +135,7 @@ class Service:
 
     def __init__(self, cfg: ServeConfig) -> None:
         self.cfg = cfg
-        self.runner = Runner(
+        self.runner = ServedRunPool(
             cfg.corpus, max_runs=cfg.max_runs, prompt=cfg.prompt, log_dir=cfg.log_dir
         )
 
@@ -174,7 +174,7 @@ class Service:
             )
         return self.cfg.models[spec]
 
-    def plan(self, body: dict[str, Any], on_turn: Any = None) -> tuple[RunRequest, dict]:
+    def plan(self, body: dict[str, Any], on_turn: Any = None) -> tuple[ServedRunRequest, dict]:
         """The run a request asks for, and the settings echoed back in `rlm_docs`."""
         if body.get("model", wire.MODEL_ID) != wire.MODEL_ID:
             raise ApiError(
@@ -189,11 +189,11 @@ class Service:
         budget = request_budget(self.cfg.budget, options.get("budget"))
         root = self._client(options, "model", self.cfg.model)
         sub = self._client(options, "sub_model", self.cfg.sub_model)
-        req = RunRequest(question, root, sub, budget, on_turn)
+        req = ServedRunRequest(question, root, sub, budget, on_turn)
         echo = {"model": root.spec, "sub_model": sub.spec, "budget": asdict(budget)}
         return req, echo
 
-    def start(self, req: RunRequest) -> ServedRun:
+    def start(self, req: ServedRunRequest) -> ServedRun:
         run = self.runner.try_start(req)
         if run is None:
             wait = self.runner.retry_after()

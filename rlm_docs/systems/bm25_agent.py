@@ -11,7 +11,7 @@ only when even that turn is refused (no answer).
 import time
 from typing import Any
 
-from rlm_docs.engine.citations import validate
+from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client

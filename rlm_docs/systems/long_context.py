@@ -12,7 +12,7 @@ for a call it must refuse on size. Dollar limits stay hard: a refused call is a 
 import time
 from typing import Any
 
-from rlm_docs.engine.citations import validate
+from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Governor

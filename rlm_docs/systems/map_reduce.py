@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from rlm_docs.engine.citations import validate
+from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, SubCall

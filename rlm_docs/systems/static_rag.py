@@ -7,7 +7,7 @@ contains the answer, else all k pages (the evidence the answer could have come f
 
 import time
 
-from rlm_docs.engine.citations import validate
+from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import Governor
 from rlm_docs.models import make_client

@@ -15,11 +15,11 @@ from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.engine.records import Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, redact
 from rlm_docs.errors import DatasetError
-from rlm_docs.eval.rundir import RunDir
+from rlm_docs.eval.rundir import EvalRunDir
 from rlm_docs.jsonl import numbered_jsonl
 
 MAX_STRING = 40_000
-# An eval run's results (`RunDir.results_path`), else a plain predictions file beside its logs.
+# An eval run's results (`EvalRunDir.results_path`), else a plain predictions file beside its logs.
 PREDICTIONS_FILE = "predictions.jsonl"
 RUN_FIELDS = ("system", "model", "sub_model", "judge", "budget", "dataset", "corpus", "started_at")
 SCORE_FIELDS = ("anls", "stage", "judgment", "page_f1", "doc_f1", "error_type", "hop_type")
@@ -114,7 +114,7 @@ def from_trajectory_file(path: Path) -> list[dict[str, Any]]:
     return [entry]
 
 
-def _find_log(run: RunDir, ref: str) -> Path | None:
+def _find_log(run: EvalRunDir, ref: str) -> Path | None:
     given = Path(ref)
     for candidate in (given, run.path / given, run.trajectories / given.name):
         if candidate.is_file():
@@ -122,7 +122,7 @@ def _find_log(run: RunDir, ref: str) -> Path | None:
     return None
 
 
-def _results_file(run: RunDir) -> Path | None:
+def _results_file(run: EvalRunDir) -> Path | None:
     for path in (run.results_path, run.path / PREDICTIONS_FILE):
         if path.is_file():
             return path
@@ -132,7 +132,7 @@ def _results_file(run: RunDir) -> Path | None:
 def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
     """Questions of an eval run: its results JSONL joined with the trajectory logs it names
     (or, with no results file, the logs under `trajectories/` alone)."""
-    run = RunDir(run_dir)
+    run = EvalRunDir(run_dir)
     results = _results_file(run)
     if results is None:
         logs = sorted(run.trajectories.glob("*.jsonl"))
@@ -185,7 +185,7 @@ def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
 def run_settings(run_dir: Path) -> dict[str, Any]:
     """The settings recorded in the run's `run.json` (empty if absent or unreadable)."""
     try:
-        manifest = json.loads(RunDir(run_dir).manifest_path.read_text(encoding="utf-8"))
+        manifest = json.loads(EvalRunDir(run_dir).manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(manifest, dict):

@@ -1,6 +1,6 @@
 import pytest
 
-from rlm_docs.eval.citations import doc_f1, page_f1
+from rlm_docs.eval.citation_f1 import doc_f1, page_f1
 from rlm_docs.questions import doc_key
 
 

@@ -51,7 +51,7 @@ class CancellableClient:
 
 
 @dataclass
-class RunRequest:
+class ServedRunRequest:
     """One question with the clients and budget it runs with."""
 
     question: str
@@ -79,7 +79,7 @@ class ServedRun:
             log.warning("run %s: cancelling (%s)", self.id, reason)
 
 
-class Runner:
+class ServedRunPool:
     """At most `max_runs` runs at once over one corpus; `try_start` refuses beyond that.
 
     A run keeps its slot until its thread ends, also when its caller has gone, so the limit
@@ -111,7 +111,7 @@ class Runner:
         recent = sorted(self.durations[-20:])
         return max(1, round(recent[len(recent) // 2])) if recent else 5
 
-    def try_start(self, req: RunRequest) -> ServedRun | None:
+    def try_start(self, req: ServedRunRequest) -> ServedRun | None:
         """Start `req` in a worker thread, or None when `max_runs` runs are in flight."""
         with self._lock:
             if len(self.runs) >= self.max_runs:
@@ -129,7 +129,7 @@ class Runner:
         return run
 
     def _execute(
-        self, req: RunRequest, cancel: threading.Event, why: Callable[[], str]
+        self, req: ServedRunRequest, cancel: threading.Event, why: Callable[[], str]
     ) -> Prediction:
         rlm = RLM(
             self.corpus,
