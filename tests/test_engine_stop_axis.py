@@ -92,8 +92,10 @@ def test_the_wall_limit(store, tmp_path):
     replies = [repl(code), "FINAL($412 million)", EXTRACTED]
     budget = Budget(max_wall_s=2, max_sub_calls=None)
     pred, result = ask(store, tmp_path, replies, budget, sub_model=sub)
-    assert (pred.stop_reason, pred.stop_axis) == ("forced", "wall_s")
-    assert result.stop_axis == "wall_s"
+    # Whether the forced turn still fits in the tenth of the wall budget kept for it depends on
+    # the machine's load (`forced` if it does, `budget` if not); the axis is the wall either way.
+    assert pred.stop_reason in ("forced", "budget") and pred.stop_axis == "wall_s"
+    assert (result.stop_reason, result.stop_axis) == (pred.stop_reason, "wall_s")
 
 
 def test_a_limit_that_cuts_the_confirmation_turn_keeps_the_answer_and_says_why(store, tmp_path):
