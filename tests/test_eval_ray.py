@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.cli import main
-from rlm_docs.eval.rundir import RunDir, load_run
+from rlm_docs.eval.rundir import EvalRunDir, load_run
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.fixtures.ray_cluster import NODE_ARGS, loopback_cluster, skip_reason
 from tests.servers.chat import ChatServer
@@ -262,7 +262,7 @@ def test_a_stopped_driver_resumes_on_the_cluster_without_loss_or_repeat(
         )  # fmt: skip
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and driver.poll() is None:
-            if len(RunDir(out).read_results()) >= 2:
+            if len(EvalRunDir(out).read_results()) >= 2:
                 break
             time.sleep(0.05)
         driver.send_signal(signum)
