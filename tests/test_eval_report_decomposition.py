@@ -132,3 +132,29 @@ def test_kuiper_per_measure_is_na_for_constant_effort_or_correctness():
     assert blocks["pages_looked"]["normalized"] > 0 and not math.isnan(blocks["steps"]["low"])
     assert blocks["pages_looked"]["low"] <= blocks["pages_looked"]["normalized"]
     assert all(b is None for b in kuiper_by_measure([r | {"correct": True} for r in rows]).values())
+
+
+def test_scaling_figure_keeps_identical_systems_visible_and_its_legend_off_the_data(
+    monkeypatch, tmp_path
+):
+    from rlm_docs.eval import plots
+    from rlm_docs.eval.scaling import plot_scaling
+
+    saved = []
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: saved.append(fig))
+    rows = [
+        {"workload": "needle", "system": system, "context_tokens": 2**k, "accuracy": 1.0,
+         "accuracy_low": 1.0, "accuracy_high": 1.0, "tokens": 1000.0 * k, "cost_usd": 0.0}
+        for system in ("bm25-agent", "rlm") for k in (13, 15, 17)
+    ]  # fmt: skip
+    plot_scaling(rows, tmp_path / "s.png")
+    (fig,) = saved
+    accuracy, tokens = fig.axes  # all $0: no dollar panel
+    first, second = [bars.lines[0] for bars in accuracy.containers]  # the errorbar data lines
+    assert list(first.get_ydata()) == list(second.get_ydata())  # the needle case: both 100%
+    assert first.get_linewidth() > second.get_linewidth()
+    assert first.get_marker() != second.get_marker()
+    assert accuracy.get_xscale() == "log" and accuracy.xaxis.get_scale() == "log"
+    labels = {t.get_text() for t in accuracy.get_xticklabels()}
+    assert {"$2^{13}$", "$2^{15}$", "$2^{17}$"} <= labels
+    assert accuracy.get_legend() is None and len(fig.legends) == 1  # below the panels
