@@ -24,6 +24,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,10 @@ def serve(sock: socket.socket) -> None:
         _send(sock, {"op": "fatal", "type": type(exc).__name__, "message": str(exc)})
         return
     gc.freeze()  # keep the collector from touching (and so copying) the shared objects
-    collapse_private_memory()  # cheap forks: page tables of huge pages (see huge_pages)
-    phases.mark("huge_pages")
     _send(sock, {"op": "ready", "phases": phases})
+    # Cheap forks (see huge_pages), made after "ready": collapsing the FinanceBench store takes
+    # seconds, which the first worker must not wait for; forks get cheap once it is done.
+    threading.Thread(target=collapse_private_memory, name="huge-pages", daemon=True).start()
     while True:
         data, fds, _flags, _addr = socket.recv_fds(sock, MAX_PACKET, 2)
         if not data:

@@ -8,8 +8,9 @@ few hundred entries and a fork takes 2-4 ms (`benchmarks/bench_concurrency.py`).
 then writes to shared memory (a reference count) still copies 4 kB, not 2 MB: since Linux 5.8 a
 copy-on-write fault on a huge page splits it first, so worker private memory is unchanged.
 
-`MADV_COLLAPSE` (Linux 6.1+) collapses memory already in use, synchronously. Where it is missing
-or THP is off the calls fail and nothing changes: forks are only slower.
+`MADV_COLLAPSE` (Linux 6.1+) collapses memory already in use, synchronously (seconds for that
+store: the fork server runs it in a thread after reporting ready). Where it is missing or THP is
+off the calls fail and nothing changes: forks are only slower.
 """
 
 import ctypes
