@@ -52,6 +52,15 @@ def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(s
     assert root.iterations[-1].confirmation is True
 
 
+def test_an_answer_the_cell_printed_whole_is_not_quoted_again(store):
+    long = "Revenue rose 12% to $4,625 million; the implications are higher margins. " * 3
+    cell = repl(f"answer['content'] = {long!r}\nprint(answer['content'])\nanswer['ready'] = True")
+    pred, root = run(store, [cell, "Looks right."])
+    shown = root.calls[1][-1]["content"]
+    assert shown.count(long.strip()) == 1 and "printed above" in shown
+    assert pred.stop_reason == "final" and pred.steps == 2
+
+
 def test_the_confirmation_turn_may_change_the_answer_in_code(store):
     fix = repl("answer['content'] = '$4,625 million'")
     pred, root = run(store, [FINISH_PRINTING, fix])

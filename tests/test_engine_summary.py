@@ -6,7 +6,13 @@ import re
 from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.document import Document
 from rlm_docs.engine.prompts import corpus_summary, root_prompt
-from rlm_docs.engine.summary import SUMMARY_TOKENS, documents_summary, group_lines
+from rlm_docs.engine.summary import (
+    NAMES_NOTE,
+    PERIODS_NOTE,
+    SUMMARY_TOKENS,
+    documents_summary,
+    group_lines,
+)
 from rlm_docs.tokens import count_tokens
 
 COMPANIES = [f"COMPANY{i:02d}" for i in range(43)]
@@ -34,6 +40,20 @@ def test_a_small_corpus_lists_every_document_by_name():
     docs = [Document("ACME_2020_10K", ["a", "b"]), Document("notes", ["c"])]
     text = corpus_summary(Corpus.from_documents(docs))
     assert "- ACME_2020_10K: 2 pages" in text and "- notes: 1 page," in text
+
+
+def test_every_listing_says_names_are_doc_values_and_what_a_period_label_is():
+    kg = {"period": "2023 Q3", "period_end": "October 29, 2023", "doc_type": "10-Q"}
+    docs = [Document("2023 Q3 NVDA", ["a", "b"], meta=kg), Document("notes", ["c"])]
+    lines = corpus_summary(Corpus.from_documents(docs)).split("\n")
+    assert NAMES_NOTE in lines[1] and PERIODS_NOTE in lines[1]
+    assert lines[2].startswith("- 2023 Q3 NVDA: 2 pages, ")
+    assert lines[2].endswith(" tokens, period ended October 29, 2023")
+    assert lines[3].startswith("- notes: 1 page,") and "period" not in lines[3]
+    plain = corpus_summary(Corpus.from_documents({"memo": ["x"]}))
+    assert NAMES_NOTE in plain and PERIODS_NOTE not in plain  # no period to explain
+    grouped = documents_summary(Corpus.from_documents(filings()).documents)
+    assert grouped[0].startswith("Documents by company") and NAMES_NOTE in grouped[0]
 
 
 def test_metadata_kind_and_period_win_and_the_name_adds_the_quarter():

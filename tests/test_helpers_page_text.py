@@ -6,6 +6,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.compact import NO_TEXT, compact
+from rlm_docs.corpus.document import Document
 from rlm_docs.errors import CorpusError
 from rlm_docs.sandbox.helpers import ReadLog, make_helpers
 
@@ -112,3 +113,13 @@ def test_files_shows_metadata_when_the_store_has_it(tmp_path):
     assert rows[0]["company"] == "3M" and rows[0]["kind"].lower().replace("-", "") == "10k"
     assert str(rows[0]["period"]) == "2018"
     assert set(rows[1]) == {"name", "pages", "tokens"}
+
+
+def test_files_passes_on_the_metadata_period_end_and_never_invents_one():
+    kg = {"company": "NVIDIA", "period": "2023 Q3", "period_end": "October 29, 2023"}
+    corpus = Corpus.from_documents(
+        [Document("2023 Q3 NVDA", ["x"], meta=kg), Document("ACME_2023_10K", ["y"])]
+    )
+    nvda, acme = make_helpers(corpus)["files"]()
+    assert nvda["period"] == "2023 Q3" and nvda["period_end"] == "October 29, 2023"
+    assert "period_end" not in acme

@@ -468,7 +468,7 @@ class TurnLoop:
             if done and by_answer and any(r.error for _, r, _ in ran):
                 done, problem = False, self._unready(sb, value)
             elif done and by_answer and not confirming and self._should_confirm(ran):
-                done, problem = False, self._confirm_text(value)
+                done, problem = False, self._confirm_text(value, self._feedback(ran))
                 pending.append(value)
             if done:
                 record.final_answer = answer_text(value)
@@ -487,8 +487,16 @@ class TurnLoop:
         return self.s.confirm_final and any((r.stdout or "").strip() for _, r, _ in ran)
 
     @staticmethod
-    def _confirm_text(value: Any) -> str:
-        return prompts.render("turn_confirm", content=_truncate(answer_text(value), CONFIRM_CHARS))
+    def _confirm_text(value: Any, shown: str) -> str:
+        """The confirmation question, quoting the answer unless the output `shown` with it
+        already holds it whole: printed and then quoted, a long answer came twice in one
+        message (model-seat report 3)."""
+        text = answer_text(value).strip()
+        if text and text in shown:
+            line = 'answer["content"] is the text your cell printed above (not repeated here).'
+        else:
+            line = f'answer["content"] = {_truncate(text, CONFIRM_CHARS)}'
+        return prompts.render("turn_confirm", content=line)
 
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome

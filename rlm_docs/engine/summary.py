@@ -98,23 +98,48 @@ def group_lines(docs: list[Any]) -> list[str]:
     return lines
 
 
+def _period_end(doc: Any) -> str:
+    """The metadata's `period_end` ('' if none): the date a filing covers up to, as given."""
+    return str((getattr(doc, "meta", None) or {}).get("period_end") or "")
+
+
 def document_lines(docs: list[Any]) -> list[str]:
-    return [
-        f"- {d.name}: {d.num_pages} page{'' if d.num_pages == 1 else 's'}, {d.tokens:,} tokens"
-        for d in docs
-    ]
+    """One line per document, with the period end date when the metadata gives one."""
+    lines = []
+    for d in docs:
+        end = _period_end(d)
+        lines.append(
+            f"- {d.name}: {d.num_pages} page{'' if d.num_pages == 1 else 's'}, {d.tokens:,} tokens"
+            + (f", period ended {end}" if end else "")
+        )
+    return lines
+
+
+# What a model must not guess about the listing (model-seat report 3: it called files() to learn
+# that "2023 Q3 NVDA" was a name, and read "2023 Q3" as a fiscal quarter it is not).
+NAMES_NOTE = "the names are the exact values to pass as `doc=`"
+PERIODS_NOTE = (
+    "Periods are the data set's labels (from its metadata or the name), not necessarily fiscal "
+    "periods: check the dates on the page."
+)
+
+
+def _has_periods(docs: list[Any]) -> bool:
+    return any(getattr(d, "period", "") or describe(d.name).year for d in docs)
 
 
 def documents_summary(docs: list[Any], budget: int = SUMMARY_TOKENS) -> list[str]:
-    """The document part of the summary, in the most detailed form within `budget` tokens."""
-    full = document_lines(docs)
+    """The document part of the summary, in the most detailed form within `budget` tokens,
+    under a line saying the names are `doc=` values (and what a period label is, if any)."""
+    periods = f" {PERIODS_NOTE}" if _has_periods(docs) else ""
+    full = [f"Documents ({NAMES_NOTE}).{periods}", *document_lines(docs)]
     if count_tokens("\n".join(full)) <= budget:
         return full
     grouped = group_lines(docs)
     head = (
-        "Documents by company (name prefix): kind, periods (count, page range). Names follow "
-        "COMPANY_PERIOD_KIND, e.g. " + docs[0].name + '; files("COMPANY") lists a company\'s '
-        "exact names."
+        "Documents by company (name prefix): kind, periods (count, page range)."
+        f'{periods} Names look like {docs[0].name}; files("COMPANY") lists a company\'s '
+        f"names: {NAMES_NOTE}."
     )
     if count_tokens("\n".join([head, *grouped])) <= budget:
         return [head, *grouped]

@@ -5,6 +5,7 @@ can call `make_helpers` too, so non-sandboxed systems (the baselines) offer the 
 Unknown documents raise `CorpusError` listing close names (from `Corpus`).
 """
 
+import bisect
 import re
 import types
 from collections.abc import Callable
@@ -41,6 +42,44 @@ class ReadLog(list):
             self.append([doc, number])
 
 
+WRAP_LINES = 3  # a hit across line breaks spans at most this many lines
+
+
+def flowed(text: str) -> tuple[str, list[int]]:
+    """`text` with each line break (and the spaces around it) read as one space, and the offset
+    where each line starts in it: how a label wrapped over table lines reads as one phrase."""
+    lines = [line.strip() for line in text.split("\n")]
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    return " ".join(lines), starts
+
+
+def screened(regex: re.Pattern[str], text: str, raw: bool) -> bool:
+    """Whether page `text` (raw) can hold a grep hit, checked without compacting it (the costly
+    step, done only for pages that pass): per line, on the raw lines or (for compact text) with
+    their layout indentation stripped, then across line breaks as `flowed` joins them."""
+    lines = [line.strip() for line in text.split("\n")]
+    return bool(regex.search(text if raw else "\n".join(lines)) or regex.search(" ".join(lines)))
+
+
+def wrapped_hits(regex: re.Pattern[str], lines: list[str]) -> list[tuple[int, str]]:
+    """`(first line index, its lines joined)` of each match that crosses a line break (at most
+    WRAP_LINES lines, never a blank line): the hits a per-line search cannot see. Why: table
+    labels wrap (lines "Research and", "development", "expenses  $ 2,294") and a model greps
+    the phrase."""
+    text, starts = flowed("\n".join(lines))
+    out = []
+    for m in regex.finditer(text):
+        first = bisect.bisect_right(starts, m.start()) - 1
+        last = bisect.bisect_right(starts, max(m.end() - 1, m.start())) - 1
+        spanned = [line.strip() for line in lines[first : last + 1]]
+        if first < last < first + WRAP_LINES and all(spanned):
+            out.append((first, " ".join(spanned)))
+    return out
+
+
 def page_block(doc: str, number: int, text: str) -> str:
     """One page of `pages()` output: a header naming what to cite, then the text."""
     return f"=== {doc} page {number} ===\n{text}"
@@ -60,8 +99,11 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
         return text if raw else compact(text)
 
     def files(pattern: str | list[str] | None = None) -> list[dict[str, Any]]:
-        """Documents `[{name, pages, tokens}]` in corpus order (plus `company`, `kind` and
-        `period` when the store has metadata), all or those whose name matches `pattern`."""
+        """Documents `[{name, pages, tokens}]` in corpus order (plus `company`, `kind`,
+        `period` and `period_end` when the store's metadata has them), all or those whose name
+        matches `pattern`. `period` is the data set's label, which need not be the fiscal
+        period (KG-RAG's `2023 Q3 NVDA` is NVIDIA's fiscal Q3 2024): `period_end`, the date the
+        filing covers up to, is passed on as the metadata gives it, never inferred."""
         names = select(corpus, pattern, strict=False)
         wanted = None if names is None else set(names)
         out = []
@@ -73,6 +115,9 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
                 value = getattr(d, field, "")
                 if value:
                     row[key] = value
+            end = (getattr(d, "meta", None) or {}).get("period_end")
+            if end:
+                row["period_end"] = str(end)
             out.append(row)
         return out
 
@@ -122,8 +167,11 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
         """Regex search over pages: `[{file, page, line, text}]`, one hit per matching line
         (`line` 1-based within the page text that `page(doc, n, raw)` returns). With
         `context=N`, each hit also has `context`: the N lines before and after, the hit's line
-        marked `>`. Case-sensitive Python regex, matched per line of the text `raw` selects
-        (pages are screened on their raw text first, so do not rely on runs of spaces); a
+        marked `>`. Case-sensitive Python regex (`(?i)` ignores case), matched per line of the
+        text `raw` selects and also across line breaks, which read as one space: a table label
+        wrapped over lines ("Research and" above "development") is found by "Research and
+        development", and such a hit's `text` is its lines joined (see `wrapped_hits`). Pages
+        are screened on their raw text first (`screened`), so do not rely on runs of spaces; a
         pathological pattern is stopped by the cell's time limit.
         """
         try:
@@ -136,14 +184,15 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
         hits: list[dict[str, Any]] = []
         for name in names:
             for number, text in enumerate(corpus.pages(name, 1, corpus.num_pages(name)), 1):
-                if not regex.search(text):
+                if not screened(regex, text, raw):
                     continue
                 lines = shown(text, raw).splitlines()
-                for i, line in enumerate(lines):
-                    if not regex.search(line):
-                        continue
+                matched = {i: line for i, line in enumerate(lines) if regex.search(line)}
+                for i, joined in wrapped_hits(regex, lines):
+                    matched.setdefault(i, joined)
+                for i in sorted(matched):
                     hit = {"file": name, "page": number, "line": i + 1}
-                    hit["text"] = line.strip()[:GREP_LINE_CHARS]
+                    hit["text"] = matched[i].strip()[:GREP_LINE_CHARS]
                     if around > 0:
                         window = range(max(0, i - around), min(len(lines), i + around + 1))
                         hit["context"] = "\n".join(
