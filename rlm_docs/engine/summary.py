@@ -10,6 +10,9 @@ document, in the most detailed form that fits `budget` tokens:
    `- 3M: 10K 2015-2022 (8 docs, 158-252 p.); 10Q 2023Q2 (1 doc, 80 p.)`;
 3. else as many company lines as fit, then how many were left out (`files()` lists all).
 
+Either form opens with a line saying the names are the exact `doc=` values and, when there are
+periods, that they are the data set's labels (KG-RAG's `2023 Q3 NVDA` is NVIDIA's fiscal Q3
+2024); a document line adds the metadata's `period_end` when there is one, never a guessed date.
 Kind and period come from the metadata given at ingest (`DocInfo.doc_type`/`period`) when
 present, else from the name (`rlm_docs.corpus.filings.describe`).
 """
@@ -117,11 +120,8 @@ def document_lines(docs: list[Any]) -> list[str]:
 
 # What a model must not guess about the listing (model-seat report 3: it called files() to learn
 # that "2023 Q3 NVDA" was a name, and read "2023 Q3" as a fiscal quarter it is not).
-NAMES_NOTE = "the names are the exact values to pass as `doc=`"
-PERIODS_NOTE = (
-    "Periods are the data set's labels (from its metadata or the name), not necessarily fiscal "
-    "periods: check the dates on the page."
-)
+NAMES_NOTE = "names are the exact `doc=` values"
+PERIODS_NOTE = "Periods are the data set's labels, not necessarily fiscal periods."
 
 
 def _has_periods(docs: list[Any]) -> bool:
@@ -139,7 +139,7 @@ def documents_summary(docs: list[Any], budget: int = SUMMARY_TOKENS) -> list[str
     head = (
         "Documents by company (name prefix): kind, periods (count, page range)."
         f'{periods} Names look like {docs[0].name}; files("COMPANY") lists a company\'s '
-        f"names: {NAMES_NOTE}."
+        f"names ({NAMES_NOTE})."
     )
     if count_tokens("\n".join([head, *grouped])) <= budget:
         return [head, *grouped]
