@@ -2,7 +2,9 @@
 end to end with the offline model on the fixture corpus."""
 
 import json
+from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from rlm_docs.cli import main
@@ -41,6 +43,21 @@ def test_every_new_system_runs_and_the_report_tells_the_ablation_apart(env, stor
     assert all(r["info"]["context"]["truncated"] for r in rows["long-context"])
     assert all(r["sub_calls"] == r["info"]["map"]["chunks"] > 1 for r in rows["map-reduce"])
     assert all(r["sub_calls"] == 0 for r in rows["no-sub"])
+    # the decomposition record of each, as parquet columns and in the trajectory
+    tags = {"long-context": ["whole-context"], "map-reduce": ["chunked-map", "map-reduce"]}
+    for name, expected in tags.items():
+        table = pq.read_table(env / name / "predictions.parquet").to_pylist()
+        assert all(r["strategies"] == expected for r in table)
+    mapped = pq.read_table(env / "map-reduce" / "predictions.parquet").to_pylist()
+    assert all(r["fanout_max"] > 1 and r["corpus_share_read"] == 1.0 for r in mapped)
+    assert all(sum(r["fanouts"]) == r["sub_calls"] for r in mapped)
+    long = pq.read_table(env / "long-context" / "predictions.parquet").to_pylist()
+    assert all(0 < r["corpus_share_read"] < 1 and r["sub_calls"] == 0 for r in long)
+    no_sub = pq.read_table(env / "no-sub" / "predictions.parquet").to_pylist()
+    assert all(r["batches"] == 0 and r["cells"] >= 1 for r in no_sub)
+    log = rows["no-sub"][0]["trajectory"]
+    result = [json.loads(line) for line in Path(log).read_text().splitlines()][-1]
+    assert result["decomposition"]["cells"] == no_sub[0]["cells"]
     manifest = json.loads((env / "no-sub" / "run.json").read_text())
     assert manifest["options"]["sub_calls"] is False
     assert main(["report", *(str(env / n) for n in runs), "--out", str(env / "report")]) == 0
@@ -59,3 +76,15 @@ def test_misused_baseline_flags_exit_2_naming_the_flag(env, store, capsys, flags
     assert _eval(store, env / "bad", *flags) == 2
     assert message in capsys.readouterr().err
     assert not (env / "bad").exists()
+
+
+def test_retrieval_systems_and_the_rlm_record_what_they_looked_at(env, store):
+    tags = {"rlm": "search-first", "bm25-agent": "search-first", "static-rag": "search-first"}
+    for name, tag in tags.items():
+        assert _eval(store, env / name, "--system", name) == 0
+        table = pq.read_table(env / name / "predictions.parquet").to_pylist()
+        assert all(tag in r["strategies"] for r in table)
+        assert all(r["pages_looked"] >= 1 and 0 < r["corpus_share_read"] <= 1 for r in table)
+    rlm = pq.read_table(env / "rlm" / "predictions.parquet").to_pylist()
+    assert all(json.loads(r["sub_calls_by_depth"]) == {"0": r["sub_calls"]} for r in rlm)
+    assert all(r["cells"] >= 1 and r["cell_errors"] == 0 for r in rlm)

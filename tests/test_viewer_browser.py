@@ -9,6 +9,7 @@ import pytest
 
 from rlm_docs.viewer import write_viewer
 from tests.test_viewer_build import HOSTILE, make_eval_run, make_run, make_trajectory
+from tests.test_viewer_tree import make_decomposed_run
 
 pytestmark = pytest.mark.browser
 
@@ -117,6 +118,50 @@ def test_real_eval_run_in_browser(browser, tmp_path):
         assert "AMD revenue was $6.73 billion" in citation.locator(".snippet").inner_text()
         assert body.locator("details.turn").count() >= 1
         assert body.locator("table.ledger tr").count() >= 2
+        assert problems == []
+    finally:
+        page.close()
+
+
+def test_sub_call_tree_and_decomposition_filters(browser, tmp_path):
+    html = write_viewer(make_decomposed_run(tmp_path / "run"), tmp_path / "tree.html")
+    page, problems, _ = open_page(browser, html)
+    try:
+        assert page.locator("section.q").count() == 3
+        # filters: by strategy tag, then by minimum fan-out (a run without the record never
+        # passes a filter)
+        page.select_option("#strategy", "grep")
+        assert [c.get_attribute("data-id") for c in page.locator("section.q").all()] == ["q-grep"]
+        page.select_option("#strategy", "any")
+        page.fill("#fanout", "4")
+        assert [c.get_attribute("data-id") for c in page.locator("section.q").all()] == ["q-map"]
+        assert page.locator("#count").inner_text() == "1 of 3 shown"
+        page.fill("#fanout", "6")
+        assert page.locator("section.q").count() == 0
+        page.fill("#fanout", "0")
+        assert page.locator("section.q").count() == 3
+        # the tree: turns > cells > batches (3 then 5) and the child run, with its own turn
+        card = page.locator('section.q[data-id="q-map"]')
+        card.locator(".q-head").click()
+        tree = card.locator("ul.tree")
+        assert tree.locator("li.node.turn").count() == 4  # three root turns, one child turn
+        batches = tree.locator("li.node.batch")
+        assert [b.get_attribute("data-size") for b in batches.all()] == ["3", "5"]
+        assert not batches.nth(1).locator("li.node.call").first.is_visible()  # folded
+        batches.nth(1).locator("summary").first.click()
+        assert batches.nth(1).locator("li.node.call").count() == 5
+        assert "100 chars" in batches.nth(1).locator("li.node.call").first.inner_text()
+        assert "500 chars" in batches.nth(1).locator("summary").first.inner_text()
+        child = tree.locator("li.node.child")
+        child.locator("summary").first.click()
+        assert "What does the child find?" in child.inner_text()
+        assert child.locator("li.node.call").first.is_visible()
+        assert "error" in tree.locator("li.node.cell").nth(2).inner_text()
+        body = card.locator(".q-body")
+        assert "3, 5" in body.locator(".decomposition").inner_text()
+        old = page.locator('section.q[data-id="q-old"]')
+        old.locator(".q-head").click()
+        assert "decomposition: n/a" in old.inner_text()
         assert problems == []
     finally:
         page.close()

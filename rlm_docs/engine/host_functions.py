@@ -4,7 +4,9 @@ They run in the host process (the worker calls them over the sandbox's RPC), so 
 clients never enter the worker. Every model call goes through the run's `Governor`, so the
 ledger is exact; a refusal raises `BudgetExceeded`, which the sandbox re-raises in model code
 under the same name. Each call is also appended to `calls`, which the loop attaches to the code
-block being run (the trajectory's `rlm_calls`).
+block being run (the trajectory's `rlm_calls`); `block_batches` lists `[number, size]` of the
+block's `llm_query_batched` calls (kept even when calls past MAX_RECORDED_CALLS are only
+counted), so fan-outs are exact.
 
 What model code sends is bounded before any work is done on it: a batch larger than the
 sub-calls left is refused whole in O(1), prompts over the governor's per-call cap are refused
@@ -80,6 +82,7 @@ class HostFunctions:
         self.calls: list[SubCall] = []
         self.omitted = 0  # calls of the current block past MAX_RECORDED_CALLS
         self.batches = 0  # llm_query_batched calls so far (numbers each batch's members)
+        self.block_batches: list[list[int]] = []  # [number, size] of the block's batches
         self.cited: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -109,7 +112,7 @@ class HostFunctions:
     def start_block(self) -> None:
         """Begin recording the calls of a new code block."""
         with self._lock:
-            self.calls, self.omitted = [], 0
+            self.calls, self.omitted, self.block_batches = [], 0, []
 
     def _record(self, kind: str, prompt: str, **fields: Any) -> None:
         with self._lock:
@@ -191,6 +194,7 @@ class HostFunctions:
         with self._lock:
             self.batches += 1
             batch = self.batches
+            self.block_batches.append([batch, len(prompts)])
         results: list[str | None] = [None] * len(prompts)
         refused: list[BudgetExceeded] = []
         stop = threading.Event()

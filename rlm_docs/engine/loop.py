@@ -149,6 +149,7 @@ class TurnLoop:
             sub_calls=settings.sub_calls,
         )
         self.max_steps = gov.budget.max_steps
+        self._log_marks: dict[str, int] = {}  # entries of each page log recorded so far
         self.traj = TrajectoryWriter(
             Metadata(
                 root_model=settings.client.model,
@@ -274,6 +275,13 @@ class TurnLoop:
         """The pages the corpus helpers recorded (model code cannot reach that log)."""
         return [{"file": doc, "page": page} for doc, page in sb.pages_read()]
 
+    def _new_pages(self, name: str, log: list[list[Any]]) -> list[list[Any]]:
+        """The `[doc, page]` pairs of page log `name` added by the cell just run (the logs
+        only grow, except that a restarted worker starts empty ones)."""
+        seen = self._log_marks.get(name, 0)
+        self._log_marks[name] = len(log)
+        return log[seen:] if len(log) >= seen else log
+
     def _run_code(self, sb: Sandbox, reply: str, record: Iteration) -> list[tuple[str, Any, str]]:
         """Run the reply's blocks: (code, result, engine note on the cell) for each."""
         ran = []
@@ -295,6 +303,11 @@ class TurnLoop:
                         sub_calls=self.host.calls,
                         sub_calls_omitted=self.host.omitted,
                         restarted=r.restarted,
+                        extra={
+                            "batches": self.host.block_batches,
+                            "read": self._new_pages("read", sb.pages_read()),
+                            "seen": self._new_pages("seen", sb.pages_seen()),
+                        },
                     ),
                 )
             )

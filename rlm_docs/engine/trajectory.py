@@ -27,7 +27,12 @@ Differences from rlms, all additive except the first two:
    A prompt over 20,000 characters is kept as its head plus `prompt_chars` and
    `prompt_sha256`; past 1,000 calls in one block, calls are only counted
    (`result.rlm_calls_omitted`).
-4. `result` adds `restarted` (the worker was killed and restarted, e.g. a timeout).
+4. `result` adds `restarted` (the worker was killed and restarted, e.g. a timeout), `batches`
+   (`[number, size]` of the block's `llm_query_batched` calls, the numbers of the calls'
+   `batch`), `read` and `seen` (`[doc, page]` pairs the cell read with page/pages/read_section,
+   and those named by its search/grep/locate results, each pair once per worker); these three
+   are in `CellResult.extra`. The result record of an eval run adds `decomposition`
+   (`rlm_docs.eval.decomposition`; in `Result.extra`).
 5. Iterations add `notice` (the governor's soft-limit text fed to the next turn), `usage`
    (tokens and cost of the root call) and `forced` (the forced final turn).
 6. The extra `result` record at the end; rlms readers skip unknown record types.
@@ -119,9 +124,15 @@ class TrajectoryWriter:
 
     def write(self, path: str | os.PathLike) -> Path:
         """Write the JSONL file atomically (never a half-written log)."""
-        text = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in self.lines())
-        atomic_write_text(path, text)
-        return Path(path)
+        return write_records(path, self.lines())
+
+
+def write_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> Path:
+    """Write trajectory `records` as a JSONL file, atomically (also to add to a finished log,
+    e.g. its decomposition record)."""
+    text = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+    atomic_write_text(path, text)
+    return Path(path)
 
 
 def load_trajectory(path: str | os.PathLike) -> Trajectory:

@@ -20,6 +20,7 @@ from typing import Any
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.prediction import Prediction
+from rlm_docs.eval.decomposition import flat_columns, record_decomposition
 from rlm_docs.eval.filters import question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.scoring import score_prediction
@@ -37,7 +38,9 @@ class Cancelled(Exception):
 
 @dataclass
 class QuestionTask:
-    """`task(question) -> record`: answer, judge, score; never raises for a failed answer."""
+    """`task(question) -> record`: answer, judge, score, decompose (`eval.decomposition`,
+    stored in the trajectory and as flat fields of the record); never raises for a failed
+    answer."""
 
     corpus: str
     system: str
@@ -95,6 +98,7 @@ class QuestionTask:
                     cache=ResponseCache(self.cache) if self.cache else True,
                 )
                 self._built = {
+                    "corpus": config.corpus,
                     "system": make_system(self.system, config),
                     "judge": make_client(self.judge) if self.judge else None,
                     "ledger": ledger,
@@ -138,6 +142,7 @@ class QuestionTask:
         record |= score_prediction(q, record, judge)
         calls = [e.to_dict() for e in ledger.entries if e.question_id == q.id]
         judge_calls = [c for c in calls if c["role"] == "judge"]
+        record |= flat_columns(record_decomposition(prediction.trajectory, calls, built["corpus"]))
         record |= {
             "system": system.name,
             "answer_variants": q.answer_variants,

@@ -50,9 +50,12 @@ class Phases(dict):
         self._last = now
 
 
-def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> tuple[dict[str, Any], Any]:
-    """(`context`, `corpus` and the helper functions for the store at `path`; the `ReadLog`
-    the helpers record pages read in, which the worker keeps out of the namespace)."""
+def load_corpus(
+    path: str, cache_dir: str | None, phases: Phases
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(`context`, `corpus` and the helper functions for the store at `path`; the `ReadLog`s
+    the helpers record pages in, `read` and `seen` (named by search/grep/locate results),
+    which the worker keeps out of the namespace)."""
     from rlm_docs.sandbox.context_cache import ContextLoader
 
     loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
@@ -65,12 +68,12 @@ def load_corpus(path: str, cache_dir: str | None, phases: Phases) -> tuple[dict[
     except OSError as exc:
         raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
     corpus.search("warm up", k=0)  # opens the memory-mapped index now
-    reads = ReadLog()  # each forked worker gets its own (copy-on-write) log
-    helpers = make_helpers(corpus, reads)
+    logs = {"read": ReadLog(), "seen": ReadLog()}  # each forked worker gets its own copies
+    helpers = make_helpers(corpus, logs["read"], logs["seen"])
     phases.mark("corpus_load")
     context = loader.result(corpus.render)
     phases.mark("context")
-    return {"context": context, "corpus": facade(helpers), **helpers}, reads
+    return {"context": context, "corpus": facade(helpers), **helpers}, logs
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -107,10 +110,10 @@ def serve(sock: socket.socket) -> None:
     phases = Phases()
     init = json.loads(sock.recv(MAX_PACKET))
     try:
-        preloaded = {"modules": load_modules(), "corpus": {}, "reads": None}
+        preloaded = {"modules": load_modules(), "corpus": {}, "logs": {}}
         phases.mark("modules")
         if init.get("corpus"):
-            preloaded["corpus"], preloaded["reads"] = load_corpus(
+            preloaded["corpus"], preloaded["logs"] = load_corpus(
                 init["corpus"], init.get("cache_dir"), phases
             )
     except Exception as exc:  # reported to the host, which raises CorpusError / SandboxError

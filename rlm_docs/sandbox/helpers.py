@@ -85,15 +85,19 @@ def page_block(doc: str, number: int, text: str) -> str:
     return f"=== {doc} page {number} ===\n{text}"
 
 
-def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Callable[..., Any]]:
+def make_helpers(
+    corpus: Corpus, reads: ReadLog | None = None, seen: ReadLog | None = None
+) -> dict[str, Callable[..., Any]]:
     """`files page pages search grep locate toc read_section` bound to `corpus`; pages read are
-    recorded in `reads` when given.
+    recorded in `reads` and pages named by `search`/`grep`/`locate` results in `seen`, when
+    given (what a run looked at, for its decomposition record).
 
     Text comes back compact (`rlm_docs.corpus.compact`: layout padding removed, empty pages
     marked) unless `raw=True`. `doc` arguments take a name, a name pattern or a list
     (`rlm_docs.corpus.select`).
     """
     log = reads if reads is not None else ReadLog()
+    looked = seen if seen is not None else ReadLog()
 
     def shown(text: str, raw: bool) -> str:
         return text if raw else compact(text)
@@ -146,6 +150,8 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
         if not isinstance(query, str):
             raise TypeError("search() query must be a string")
         hits = corpus.search(query, k=_check_int(k, "k"), document=select(corpus, doc))
+        for h in hits:
+            looked.add(h.document, h.page)
         return [
             {
                 "file": h.document,
@@ -199,6 +205,7 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
                             ("> " if j == i else "  ") + lines[j][:GREP_LINE_CHARS] for j in window
                         )
                     hits.append(hit)
+                    looked.add(name, number)
                     if len(hits) >= limit:
                         return hits
         return hits
@@ -206,6 +213,7 @@ def make_helpers(corpus: Corpus, reads: ReadLog | None = None) -> dict[str, Call
     def locate(offset: int) -> dict[str, Any]:
         """The `{file, page}` that character `offset` of `context` belongs to."""
         name, number = corpus.locate(_check_int(offset, "offset"))
+        looked.add(name, number)
         return {"file": name, "page": number}
 
     def _resolve(doc: str) -> str:

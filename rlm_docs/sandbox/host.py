@@ -380,3 +380,8 @@ class Sandbox:
         first-read order; [] without a corpus. The corpus helpers record them in a log the
         worker keeps outside the namespace, so model code cannot change this answer."""
         return self._request({"op": "pages_read"})
+
+    def pages_seen(self) -> list[list[Any]]:
+        """`[[doc, page], ...]` named by `search`, `grep` and `locate` results since the worker
+        started, in first-seen order (kept like `pages_read`, out of model code's reach)."""
+        return self._request({"op": "pages_read", "log": "seen"})

@@ -13,7 +13,8 @@ Host -> worker:
   {"op": "get", "name": str}                 JSON-able copy of a variable
   {"op": "set", "name": str, "value": any}   bind a JSON value
   {"op": "vars"}                             describe user variables
-  {"op": "pages_read"}                       [[doc, page], ...] the corpus helpers read
+  {"op": "pages_read", "log"?: "seen"}       [[doc, page], ...] the corpus helpers read (or
+                                             named in search/grep/locate results)
   {"op": "return", "value": any}             reply to a worker "call"
   {"op": "raise", "type": str, "message": str}  a host function raised
 Worker -> host:

@@ -154,7 +154,8 @@ class Worker:
             for name, value in preloaded["corpus"].items()
             if names is None or name in names
         }
-        self.reads: list[list[Any]] | None = preloaded.get("reads")
+        self.logs: dict[str, list[list[Any]]] = preloaded.get("logs") or {}
+        self.reads = self.logs.get("read")
         self.scaffold: dict[str, Any] = {
             **channel.exceptions,
             **corpus_names,
@@ -234,10 +235,11 @@ class Worker:
             if not key.startswith("_") and key not in self.scaffold
         }
 
-    def pages_read(self) -> list[list[Any]]:
+    def pages_read(self, log: str = "read") -> list[list[Any]]:
         """A copy of the helpers' read log (`pages_read()` in a cell, `Sandbox.pages_read()` on
-        the host): the log itself is never in the namespace."""
-        return [list(item) for item in self.reads or []]
+        the host), or of their `seen` log (`Sandbox.pages_seen()`): the logs themselves are
+        never in the namespace."""
+        return [list(item) for item in self.logs.get(log) or []]
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request["op"]
@@ -262,7 +264,7 @@ class Worker:
         if op == "vars":
             return {"op": "value", "value": self.user_variables()}
         if op == "pages_read":
-            return {"op": "value", "value": self.pages_read()}
+            return {"op": "value", "value": self.pages_read(str(request.get("log", "read")))}
         return {"op": "error", "type": "ValueError", "message": f"unknown request {op!r}"}
 
     def serve(self) -> None:

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from rlm_docs.engine.citation_check import validate
-from rlm_docs.engine.host_functions import HostFunctions
+from rlm_docs.engine.host_functions import HostFunctions, logged_prompt
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
@@ -44,6 +44,14 @@ def default_chunk_tokens(window: int) -> int:
 def _relevant(note: str) -> bool:
     text = note.strip()
     return bool(text) and not text.startswith(NOT_RELEVANT) and not text.startswith(REFUSED)
+
+
+def _labelled(call: SubCall, shown: tuple[str, int, list[list[Any]]] | None) -> SubCall:
+    """`call` with its prompt replaced by the chunk's label, size and page span."""
+    if shown is None:
+        return call
+    label, chars, span = shown
+    return replace(call, prompt=label, prompt_chars=chars, extra=call.extra | {"span": span})
 
 
 class MapReduce:
@@ -77,14 +85,20 @@ class MapReduce:
                 self._chunks = chunk_pages(self.corpus, self.chunk_tokens)
             return self._chunks
 
-    def _map(self, question: str, governor: Governor) -> tuple[list[str], list[SubCall]]:
-        """Notes per chunk, in order, until the budget refuses a whole batch; and the sub-calls
-        as trajectory `rlm_calls` (each prompt shortened to its chunk's label: the text is in
-        the store, and a log of every chunk per question would be the corpus many times)."""
+    def _map(
+        self, question: str, governor: Governor
+    ) -> tuple[list[str], list[SubCall], list[list[int]]]:
+        """Notes per chunk, in order, until the budget refuses a whole batch; the sub-calls as
+        trajectory `rlm_calls` (each prompt shortened to its chunk's label, with its size in
+        `prompt_chars` and the chunk's first and last page as `span`: the text is in the
+        store, and a log of every chunk per question would be the corpus many times); and
+        `[number, size]` of each batch."""
         host = HostFunctions(governor, self.sub_client, corpus=self.corpus)
         chunks = self.chunks()
         notes: list[str] = []
-        labels: dict[str, str] = {}
+        shown: dict[
+            str, tuple[str, int, list[list[Any]]]
+        ] = {}  # logged prompt -> label, size, span
         limit = governor.budget.max_sub_calls
         done = 0
         while done < len(chunks):
@@ -98,14 +112,19 @@ class MapReduce:
             prompts = []
             for c in chunks[done : done + size]:
                 prompts.append(render("map_chunk", question=question, chunk=c.text))
-                labels[prompts[-1]] = f"[map prompt: the question and excerpt {c.label}]"
+                first, last = c.pages[0], c.pages[-1]
+                shown[logged_prompt(prompts[-1])["prompt"]] = (
+                    f"[map prompt: the question and excerpt {c.label}]",
+                    len(prompts[-1]),
+                    [[first["file"], first["page"]], [last["file"], last["page"]]],
+                )
             try:
                 notes += host.llm_query_batched(prompts)
             except BudgetExceeded:
                 break
             done += len(prompts)
-        calls = [replace(c, prompt=labels.get(c.prompt, c.prompt)) for c in host.calls]
-        return notes, calls
+        calls = [_labelled(c, shown.get(c.prompt)) for c in host.calls]
+        return notes, calls, host.block_batches
 
     def _reduce_prompt(self, question: str, notes: list[str]) -> tuple[str, dict[str, Any]]:
         chunks = self.chunks()
@@ -162,7 +181,7 @@ class MapReduce:
         prediction = Prediction(question=question.question, question_id=question.id)
         record = trajectory.iteration([{"role": "user", "content": question.question}])
         try:
-            notes, calls = self._map(question.question, governor)
+            notes, calls, batches = self._map(question.question, governor)
         except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
             prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
             trajectory.close(record)
@@ -172,7 +191,7 @@ class MapReduce:
         record.code_blocks.append(
             CodeBlock(
                 f"# map: one llm_query per chunk ({info['chunks']} chunks)",
-                CellResult(sub_calls=calls),
+                CellResult(sub_calls=calls, extra={"batches": batches}),
             )
         )
         record.extra["map"] = info

@@ -15,8 +15,10 @@ from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.engine.records import Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, redact
 from rlm_docs.errors import DatasetError
+from rlm_docs.eval.decomposition import FIELDS
 from rlm_docs.eval.rundir import EvalRunDir
 from rlm_docs.jsonl import numbered_jsonl
+from rlm_docs.viewer.tree import sub_call_tree
 
 MAX_STRING = 40_000
 # An eval run's results (`EvalRunDir.results_path`), else a plain predictions file beside its logs.
@@ -100,7 +102,36 @@ def question_entry(
         "trajectory": trajectory,
         "trajectory_file": record.get("trajectory"),
         "trajectory_error": None,
+        "decomposition": decomposition(record, trajectory),
+        "tree": tree(trajectory),
     }
+
+
+def decomposition(record: dict[str, Any], trajectory: dict[str, Any] | None) -> dict | None:
+    """The question's decomposition record: the results record's flat fields, else the
+    trajectory result's `decomposition`; None for runs made before it existed (shown n/a)."""
+    if isinstance(record.get("strategies"), list):
+        flat = {k: record.get(k) for k in FIELDS}
+        by_depth = flat.get("sub_calls_by_depth")
+        if isinstance(by_depth, str):
+            try:
+                flat["sub_calls_by_depth"] = json.loads(by_depth)
+            except json.JSONDecodeError:
+                flat["sub_calls_by_depth"] = None
+        return flat
+    found = ((trajectory or {}).get("result") or {}).get("decomposition")
+    return found if isinstance(found, dict) else None
+
+
+def tree(trajectory: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The sub-call tree (`viewer.tree`) of a trajectory in the page's form (`page_trajectory`);
+    None when there is none."""
+    if trajectory is None:
+        return None
+    result = [trajectory["result"]] if trajectory.get("result") else []
+    return sub_call_tree(
+        Trajectory.from_records([trajectory["metadata"], *trajectory["iterations"], *result])
+    )
 
 
 def from_trajectory_file(path: Path) -> list[dict[str, Any]]:

@@ -153,6 +153,47 @@
     return wrap;
   }
 
+  // The decomposition record (rlm_docs/eval/decomposition.py); n/a for runs made before it.
+  function renderDecomposition(d) {
+    if (!d) return el("div", { className: "muted decomposition", text: "decomposition: n/a (run recorded before decomposition records existed)" });
+    const depth = d.sub_calls_by_depth && typeof d.sub_calls_by_depth === "object"
+      ? Object.entries(d.sub_calls_by_depth).map(([k, v]) => `depth ${k}: ${v}`).join(", ") : null;
+    const wrap = el("div", { className: "decomposition" });
+    wrap.append(el("div", { className: "tags" }, (d.strategies || []).map((t) => el("span", { className: "tag strategy", text: t })),
+      (d.strategies || []).length ? null : el("span", { className: "muted", text: "no strategy tag" })));
+    wrap.append(kvTable({ "sub-calls": d.sub_calls, "by depth": depth || null, batches: d.batches,
+      "fan-outs": (d.fanouts || []).length ? d.fanouts.join(", ") : null, "max fan-out": d.fanout_max,
+      "mean fan-out": isNum(d.fanout_mean) ? d.fanout_mean.toFixed(2) : null, "child runs": d.child_runs,
+      "sub-call chars": int(d.sub_call_chars), "sub-call tokens": int(d.sub_call_tokens),
+      "largest sub-call prompt": isNum(d.max_sub_call_chars) ? int(d.max_sub_call_chars) + " chars" : null,
+      "pages looked at": d.pages_looked, "documents looked at": d.docs_looked,
+      "share of corpus read": pct(d.corpus_share_read), cells: d.cells, "cells with errors": d.cell_errors,
+      restarts: d.restarts }));
+    return wrap;
+  }
+
+  // One node of the sub-call tree (rlm_docs/viewer/tree.py): run > turn > cell > batch/call/child.
+  function treeNode(n) {
+    const flags = [n.error ? "error" : null, n.restarted ? "restarted" : null, n.forced ? "forced" : null].filter(Boolean);
+    const name = n.kind === "batch" ? `${n.label} × ${n.size}` : n.label;
+    const stats = `${int(n.chars)} chars · ${int(n.tokens)} tok · ${usd(n.cost_usd)}`;
+    const head = [el("span", { className: "node-name", text: name }), el("span", { className: "node-stats", text: stats }),
+      ...flags.map((f) => el("span", { className: "tag err", text: f })),
+      n.omitted ? el("span", { className: "muted", text: ` +${int(n.omitted)} calls not recorded` }) : null,
+      n.question ? el("div", { className: "muted node-q", text: n.question }) : null];
+    const kids = n.children || [];
+    const attrs = { className: `node ${n.kind}`, "data-kind": n.kind, "data-size": n.kind === "batch" ? n.size : null };
+    if (!kids.length) return el("li", attrs, el("div", { className: "node-head" }, head));
+    const open = n.kind === "run" || n.kind === "turn" || n.kind === "cell";
+    return el("li", attrs, el("details", { open }, el("summary", { className: "node-head" }, head),
+      el("ul", {}, kids.map(treeNode))));
+  }
+
+  function renderTree(tree) {
+    if (!tree) return el("div", { className: "muted", text: "no sub-call tree (no trajectory log)" });
+    return el("ul", { className: "tree" }, treeNode(tree));
+  }
+
   function renderBody(q) {
     const body = el("div", {});
     body.append(el("h3", { text: "Answer" }),
@@ -178,6 +219,8 @@
       cost: isNum(e.cost_usd) ? usd(e.cost_usd) : null, wall: isNum(e.wall_s) ? secs(e.wall_s) : null,
       "max depth": e.max_depth, "stop reason": q.stop_reason, score: q.score, system: q.system }));
     if (q.scores && Object.keys(q.scores).length) body.append(el("h3", { text: "Scoring" }), kvTable(q.scores));
+    body.append(el("h3", { text: "Decomposition" }), renderDecomposition(q.decomposition));
+    body.append(el("h3", { text: "Sub-call tree" }), renderTree(q.tree));
     if (q.error) body.append(el("div", { className: "warn", text: "error: " + q.error }));
     const rows = q.ledger || (q.trajectory ? ledgerRows(q.trajectory, []) : []);
     if (rows.length) body.append(el("h3", { text: `Ledger (${rows.length} calls)` }), ledgerTable(rows));
@@ -207,7 +250,9 @@
       el("span", {}, el("div", { className: "qtext", text: q.question || "(no question text)" }),
         el("div", { className: "qans", text: "→ " + (q.answer.length ? q.answer.join(" | ") : "(no answer)") })),
       el("span", { className: "effort" }, el("span", { text: usd(e.cost_usd) }),
-        el("span", { text: `${int(e.steps)} steps` }), el("span", { text: `${int(e.sub_calls)} sub` })));
+        el("span", { text: `${int(e.steps)} steps` }), el("span", { text: `${int(e.sub_calls)} sub` }),
+        q.decomposition ? el("span", { className: "fan", text: `fan-out ${int(q.decomposition.fanout_max)}` }) : null,
+        ...((q.decomposition || {}).strategies || []).map((t) => el("span", { className: "tag strategy", text: t }))));
     const node = el("section", { className: "q", "data-id": q.id }, head, el("div", { className: "q-body" }));
     head.addEventListener("click", () => toggle(node, q));
     return node;
@@ -219,13 +264,19 @@
     const needle = document.getElementById("filter").value.trim().toLowerCase();
     const status = document.getElementById("status").value;
     const sort = document.getElementById("sort").value;
+    const strategy = document.getElementById("strategy").value;
+    const minFan = Number(document.getElementById("fanout").value) || 0;
     const shown = cards.filter(({ q }) => {
+      const d = q.decomposition;
+      if (strategy !== "any" && !(d && (d.strategies || []).includes(strategy))) return false;
+      if (minFan > 0 && !(d && isNum(d.fanout_max) && d.fanout_max >= minFan)) return false;
       if (status === "correct" && q.correct !== true) return false;
       if (status === "wrong" && q.correct !== false) return false;
       if (status === "unscored" && q.correct !== null) return false;
       return !needle || [q.id, q.question, ...q.answer].join(" ").toLowerCase().includes(needle);
     });
-    if (sort !== "order") shown.sort((a, b) => ((b.q.effort || {})[sort] ?? -1) - ((a.q.effort || {})[sort] ?? -1) || a.i - b.i);
+    const key = (q) => ((q.effort || {})[sort] ?? (q.decomposition || {})[sort] ?? -1);
+    if (sort !== "order") shown.sort((a, b) => key(b.q) - key(a.q) || a.i - b.i);
     const main = document.getElementById("questions");
     main.replaceChildren(...shown.map((c) => c.node));
     if (!shown.length) main.append(el("div", { className: "empty", text: "no questions match" }));
@@ -244,7 +295,9 @@
   const run = DATA.run || {};
   for (const k of ["system", "model", "sub_model", "judge"]) if (run[k]) document.getElementById("summary").append(chip(k.replace("_", " "), run[k]));
   if (run.budget) document.getElementById("source").append(el("div", { text: "budget: " + JSON.stringify(run.budget) }));
-  for (const id of ["filter", "status", "sort"]) document.getElementById(id).addEventListener("input", refresh);
+  const tags = new Set(DATA.questions.flatMap((q) => (q.decomposition || {}).strategies || []));
+  for (const t of [...tags].sort()) document.getElementById("strategy").append(el("option", { value: t, text: t }));
+  for (const id of ["filter", "status", "sort", "strategy", "fanout"]) document.getElementById(id).addEventListener("input", refresh);
   document.getElementById("expand-all").addEventListener("click", () => cards.forEach((c) => toggle(c.node, c.q, true)));
   document.getElementById("collapse-all").addEventListener("click", () => cards.forEach((c) => toggle(c.node, c.q, false)));
   refresh();
