@@ -37,7 +37,8 @@ from rlm_docs.models.factory import CLIENT_ENV, SECRET_ENV
 T = TypeVar("T")
 R = TypeVar("R")
 
-# Times one question may lose its worker (node died, actor killed) before the run gives up.
+# Times one question may lose its worker (node died, actor killed), and times actors may be
+# started on every node, before the run gives up.
 MAX_LOSSES = 3
 
 
@@ -131,51 +132,54 @@ class RayExecutor:
         if self._owns_connection and ray.is_initialized():
             ray.shutdown()
 
-    def _start(self, fn: Callable, nodes: Iterable[str], store: Any) -> dict[str, Any]:
-        """{node id: ready actor} for `nodes`; ConfigError naming the first node that failed."""
+    def _launch(self, fn: Callable, store: Any) -> dict[Any, tuple[str, Any]]:
+        """One actor per alive node, not waited for: {its `ready()` ref: (node id, actor)}."""
         plain, secrets = client_env()
-        started = {
-            node: NodeWorker.options(
+        starting = {}
+        for node in (n["NodeID"] for n in ray.nodes() if n["Alive"]):
+            actor = NodeWorker.options(
                 max_concurrency=self.workers,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
                 runtime_env={"env_vars": plain},
             ).remote(fn, secrets, store)
-            for node in nodes
-        }
-        actors = {}
-        for node, actor in started.items():
-            try:
-                _, error = ray.get(actor.ready.remote())
-            except RayActorError:
-                continue  # the node died while the actor started: the others carry on
-            if error is not None:
-                for other in started.values():
-                    ray.kill(other)
-                raise ConfigError(f"Ray node {node[:12]}: {error}")
-            actors[node] = actor
-        return actors
+            starting[actor.ready.remote()] = (node, actor)
+        if not starting:
+            raise RuntimeError("no alive Ray node to run the questions on")
+        return starting
 
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """Questions go to each node's actor as soon as it is ready, `workers` at a time."""
         store = ray.put(pack_store(fn.corpus)) if self.ship_corpus else None  # type: ignore[attr-defined]
         pending: deque[T] = deque(items)
         losses: dict[int, int] = {}
+        launches = 0
+        starting: dict[Any, tuple[str, Any]] = {}
         actors: dict[str, Any] = {}
-        running: dict[Any, tuple[T, str]] = {}
         load: dict[str, int] = {}
+        running: dict[Any, tuple[T, str]] = {}
         try:
             while pending or running:
-                if pending and not actors:
-                    alive = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
-                    actors = self._start(fn, alive, store)
-                    load = dict.fromkeys(actors, 0)
-                    if not actors:
-                        raise RuntimeError("no alive Ray node to run the questions on")
+                if pending and not actors and not starting:
+                    launches += 1
+                    if launches > MAX_LOSSES:
+                        raise RuntimeError(f"no Ray actor could start in {MAX_LOSSES} tries")
+                    starting = self._launch(fn, store)
                 for node, actor in actors.items():
                     while pending and load[node] < self.workers:
                         item = pending.popleft()
                         running[actor.run.remote(item)] = (item, node)
                         load[node] += 1
-                [ref], _ = ray.wait(list(running), num_returns=1)
+                [ref], _ = ray.wait([*running, *starting], num_returns=1)
+                if ref in starting:
+                    node, actor = starting.pop(ref)
+                    try:
+                        _, error = ray.get(ref)
+                    except RayActorError:
+                        continue  # its node died, or the worker could not start: the others go on
+                    if error is not None:
+                        raise ConfigError(f"Ray node {node[:12]}: {error}")
+                    actors[node], load[node] = actor, 0
+                    continue
                 item, node = running.pop(ref)
                 try:
                     result = ray.get(ref)
@@ -196,5 +200,5 @@ class RayExecutor:
                     load[node] -= 1
                 yield result
         finally:
-            for actor in actors.values():
+            for actor in [*actors.values(), *(actor for _, actor in starting.values())]:
                 ray.kill(actor)
