@@ -151,6 +151,24 @@ def test_a_read_page_counts_whole_and_a_search_hit_counts_nothing_in_the_share(s
     assert searched["corpus_share_read"] == 0.0 and searched["pages_looked"] >= 1
 
 
+def test_text_code_derives_from_context_is_aligned_back_to_its_page(store, corpus):
+    # A regex over the whole context cannot be followed through the code: the line it sends
+    # to a sub-call is found verbatim in the corpus and counts its characters and its page.
+    line = "Total assets were $1,020 million at year end 2020."
+    code = (
+        "import re\n"
+        "hit = re.search(r'Total assets[^\\n]*', context).group()\n"
+        "note = llm_query('Summarise: ' + hit)"
+    )
+    record, _ = run(store, corpus, [repl(code), DONE], subs=["ok"])
+    assert record["pages_looked"] == 1 and record["docs_looked"] == 1
+    assert record["corpus_share_read"] == round(len(line) / corpus.rendered_chars, 6)
+    # The same derivation rewritten before it is sent reaches no model verbatim: nothing counts.
+    rewritten = code.replace("'Summarise: ' + hit", "hit.upper()")
+    record, _ = run(store, corpus, [repl(rewritten), DONE], subs=["ok"])
+    assert (record["pages_looked"], record["corpus_share_read"]) == (0, 0.0)
+
+
 def test_the_no_sub_calls_ablation_has_no_fan_out(store, corpus):
     record, _ = run(store, corpus, [repl("text = page('acme_2020_10k', 1)"), DONE], sub_calls=False)
     assert (record["sub_calls"], record["batches"], record["fanout_max"]) == (0, 0, 0)

@@ -22,8 +22,15 @@ Fields (`FIELDS`), all counted over the root run and every child run:
 - `corpus_share_read`: the share of the rendered corpus's characters that reached a model: a
   page read or put in a prompt counts whole, a slice counts its characters, a search snippet
   or grep line counts nothing. Text code reads is counted as reaching the model (whether it
-  was printed or sent on is not traced), and text code derives from `context` other than by a
-  constant slice (a regex over the whole string, slices at computed offsets) is not counted.
+  was printed or sent on is not traced). When code uses `context` other than through constant
+  slices and `len(context)` (a regex over the whole string, a loop over its lines, slices at
+  computed offsets), what it derived cannot be followed through the code, so the text that
+  reached a model (sub-call prompts, printed cell output) is aligned back to the corpus
+  instead: runs of at least `MATCH_CHARS` characters found verbatim in the rendered corpus
+  (seeded at word starts, extended character by character) count their characters and pages.
+  Rewritten text and prompt text past the trajectory's prompt cap are not counted, so this is
+  a lower bound; on corpora over `MATCH_LIMIT` rendered characters it is not attempted (the
+  seed index would cost memory on every eval) and such runs count only what the code shows.
 - `cells`, `cell_errors`, `restarts`: code cells run, those that raised, those after which the
   sandbox was restarted (0 for the baselines, which run no model code).
 - `strategies`: tags by these rules (a run can have several), checked on the code of every
@@ -46,6 +53,8 @@ Fields (`FIELDS`), all counted over the root run and every child run:
 import ast
 import bisect
 import json
+import re
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -85,6 +94,9 @@ STRATEGIES = (
 HELPERS = ("files", "page", "pages", "search", "grep", "locate", "toc", "read_section")
 READERS = ("page", "pages", "read_section")
 BASELINES = ("bm25-agent", "static-rag", "long-context", "map-reduce")
+MATCH_CHARS = 32  # shorter runs ("Total", a bare number) say nothing about where they came from
+MATCH_LIMIT = 8_000_000  # rendered characters above which text is not aligned to the corpus
+_SEED = 16  # characters of a seed window
 
 
 class _Pages:
@@ -126,6 +138,36 @@ class _Pages:
         return self.first[self.index[name]] + page - 1
 
 
+_SEEDS: "weakref.WeakKeyDictionary[Any, dict[int, int]]" = weakref.WeakKeyDictionary()
+_WORD = re.compile(r"\b\w")
+
+
+def _seeds(corpus: Any) -> dict[int, int]:
+    """{hash of the `_SEED` characters at a word start: the first offset they occur at} over
+    the rendered corpus, built once per corpus object."""
+    seeds = _SEEDS.get(corpus)
+    if seeds is None:
+        text = corpus.render()
+        seeds = {}
+        for m in _WORD.finditer(text):
+            seeds.setdefault(hash(text[m.start() : m.start() + _SEED]), m.start())
+        _SEEDS[corpus] = seeds
+    return seeds
+
+
+def _common(a: str, i: int, b: str, j: int) -> int:
+    """How many characters `a[i:]` and `b[j:]` share from their start."""
+    n, step = 0, 64
+    while step:
+        if a[i + n : i + n + step] == b[j + n : j + n + step] and i + n + step <= len(a):
+            n += step
+        else:
+            step //= 2
+    while i + n < len(a) and j + n < len(b) and a[i + n] == b[j + n]:
+        n += 1
+    return n
+
+
 class _Looked:
     """What one question's run looked at: page indices and rendered-corpus intervals."""
 
@@ -156,6 +198,26 @@ class _Looked:
             return
         self.seen.update(range(self.pages.at(a), self.pages.at(b - 1) + 1))
         self.spans.append((a, b))
+
+    def matched(self, texts: list[str]) -> None:
+        """Runs of corpus text found verbatim in `texts` (see the module docstring)."""
+        if self.pages is None or not texts or self.pages.length > MATCH_LIMIT:
+            return
+        corpus = self.pages.corpus.render()
+        seeds = _seeds(self.pages.corpus)
+        for text in texts:
+            pos = 0
+            for m in _WORD.finditer(text):
+                j = m.start()
+                if j < pos:
+                    continue
+                i = seeds.get(hash(text[j : j + _SEED]))
+                if i is None:
+                    continue
+                n = _common(text, j, corpus, i)
+                if n >= MATCH_CHARS:
+                    self.chars(i, i + n)
+                    pos = j + n
 
     def share(self) -> float:
         if self.pages is None or not self.pages.length:
@@ -239,6 +301,7 @@ class _Code:
     def __init__(self) -> None:
         self.helpers: list[str] = []  # corpus helpers called, cells in order, source order
         self.slices = 0
+        self.untraced = False  # `context` used other than by constant slices and len(context)
 
     def add(self, code: str, context_chars: int | None) -> list[tuple[int, int]]:
         """Note a cell's helper calls and slices; the `(start, stop)` of its slices of
@@ -248,7 +311,10 @@ class _Code:
         except (SyntaxError, ValueError):
             return []
         calls, constant = [], []
+        followed: set[int] = set()  # ids of `context` names the analysis accounts for
         for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1:
+                followed.add(id(node.args[0]))
             if isinstance(node, ast.Call) and _helper(node):
                 calls.append((node.lineno, node.col_offset, _helper(node)))
             if (
@@ -264,6 +330,10 @@ class _Code:
                     if (lower is None or a is not None) and (upper is None or b is not None):
                         start, stop, _ = slice(a, b).indices(context_chars)
                         constant.append((start, stop))
+                        followed.add(id(node.value))
+        self.untraced |= any(
+            _name(node) == "context" and id(node) not in followed for node in ast.walk(tree)
+        )
         self.helpers += [name for *_, name in sorted(calls)]
         return constant
 
@@ -278,6 +348,7 @@ class _Walk:
         self.fanouts: list[int] = []
         self.prompt_chars: list[int] = []
         self.child_runs = self.cells = self.cell_errors = self.restarts = 0
+        self.texts: list[str] = []  # what reached a model: sub-call prompts, printed output
         self.tags: set[str] = set()
 
     def run(self, traj: Trajectory) -> None:
@@ -302,6 +373,7 @@ class _Walk:
             sizes = _sizes(result)
             self.fanouts += list(sizes.values())
             mapped = self._calls(result.sub_calls, sizes, mapped)
+            self.texts.append(result.stdout or "")
 
     def _calls(self, calls: list[SubCall], sizes: dict[int, int], mapped: bool) -> bool:
         """Count one cell's calls; whether a chunked map has been sent by their end."""
@@ -311,6 +383,7 @@ class _Walk:
                 self.run(call.child)
                 continue
             self.prompt_chars.append(_prompt_chars(call))
+            self.texts.append(call.prompt or "")
             size = sizes.get(call.batch, 1) if call.batch is not None else 1
             if size >= 2:
                 mapped = True
@@ -379,6 +452,8 @@ def decompose(
     walk = _Walk(_Pages(corpus) if corpus is not None else None)
     if trajectory is not None:
         walk.run(trajectory)
+        if walk.code.untraced:
+            walk.looked.matched(walk.texts)
     subs = [e for e in ledger if e.get("role") == "sub"]
     depths = Counter(int(e.get("depth") or 0) for e in subs)
     fanouts = walk.fanouts
