@@ -267,3 +267,28 @@ def test_readme_shows_the_shipped_example():
     block = readme.split("`docs/sweep-example.toml` (runs offline, in the test suite too):")[1]
     block = block.split("```toml\n", 1)[1].split("```", 1)[0]
     assert EXAMPLE.read_text(encoding="utf-8").endswith("\n\n" + block)
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_ray_without_the_extra_is_refused_before_anything_is_written(tmp_path, dry_run):
+    spec = _spec(
+        tmp_path / "spec.toml",
+        f'[sweep]\nexecutor = "ray"\n[grid]\nsystem = "rlm"\nmodel = "offline"\n'
+        f'[[data]]\nname = "q"\ndataset = "{QUESTIONS}"\ncorpus = "demo"\n',
+    )
+    out = tmp_path / "out"
+    argv = ["sweep", str(spec), "--out", str(out)] + (["--dry-run"] if dry_run else [])
+    code = f"import sys; sys.modules['ray'] = None\nfrom rlm_docs.cli import main\nsys.exit(main({argv!r}))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=os.environ | {"RLM_DOCS_HOME": str(tmp_path / "home")},
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"rlm-docs sweep: error: {spec}: [sweep] executor: --executor ray needs Ray, which is "
+        'not installed: pip install -e ".[ray]"'
+    ]
+    assert proc.stdout == "" and not out.exists()

@@ -20,6 +20,7 @@ from typing import Any
 
 from rlm_docs.cli.interrupt import Interrupted
 from rlm_docs.cli.sweep_spec import Cell, Sweep, Workload, cell_args, load_sweep
+from rlm_docs.errors import ConfigError
 
 RECORD = "sweep.json"
 
@@ -174,12 +175,26 @@ def _run_cell(cell: Cell, out: Path, sweep: Sweep, progress: bool) -> None:
     args.func(args)
 
 
+def _check_executor(sweep: Sweep) -> None:
+    """Refuse `executor = "ray"` without the `ray` extra before a dry run prints a plan or any
+    cell writes a file (eval would refuse it only inside the first cell)."""
+    from rlm_docs.eval.executor import ray_executor_class
+
+    flags = sweep.run_flags
+    if any(a == "--executor" and b == "ray" for a, b in zip(flags, flags[1:], strict=False)):
+        try:
+            ray_executor_class()
+        except ConfigError as exc:
+            raise ConfigError(f"{sweep.path}: [sweep] executor: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
     out = Path(args.out)
     sweep = load_sweep(args.spec, out, args.executor)
+    _check_executor(sweep)
     if args.dry_run:
         _print_plan(sweep)
         return 0

@@ -56,6 +56,20 @@ class ThreadExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+def ray_executor_class() -> type:
+    """`RayExecutor`; ConfigError when the `ray` extra is not installed, so a caller (a sweep)
+    can refuse before it writes anything."""
+    try:
+        from rlm_docs.eval.ray_executor import RayExecutor
+    except ModuleNotFoundError as exc:
+        if exc.name != "ray":
+            raise
+        raise ConfigError(
+            '--executor ray needs Ray, which is not installed: pip install -e ".[ray]"'
+        ) from None
+    return RayExecutor
+
+
 def make_executor(settings: Any) -> Executor:
     """The executor `settings.executor` names (`EvalSettings` or anything with its executor
     fields); ConfigError for an unknown name, or for `ray` without the `ray` extra."""
@@ -64,15 +78,7 @@ def make_executor(settings: Any) -> Executor:
             raise ConfigError("--ray-address and --ray-ship-corpus need --executor ray")
         return ThreadExecutor(settings.workers)
     if settings.executor == "ray":
-        try:
-            from rlm_docs.eval.ray_executor import RayExecutor
-        except ModuleNotFoundError as exc:
-            if exc.name != "ray":
-                raise
-            raise ConfigError(
-                '--executor ray needs Ray, which is not installed: pip install -e ".[ray]"'
-            ) from None
-        return RayExecutor(
+        return ray_executor_class()(
             settings.workers, address=settings.ray_address, ship_corpus=settings.ship_corpus
         )
     raise ConfigError(f"--executor {settings.executor!r}: expected one of {', '.join(EXECUTORS)}")
