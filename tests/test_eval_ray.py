@@ -85,9 +85,10 @@ def test_ray_runs_match_the_thread_executor_on_both_nodes(cluster, env, store):
         assert sorted(Path(r["trajectory"]).name for r in rows) == files and len(files) == 6
         assert all(Path(r["trajectory"]).parent == env / f"{system}-ray" / "trajectories"
                    for r in rows)  # fmt: skip
-        # written by two actors (two Ray worker processes), neither of them this process
+        # written by the nodes' actors (Ray worker processes), not by this process; an actor
+        # ready first may take all six before the other starts, so one or two of them
         pids = _trajectory_pids(env / f"{system}-ray")
-        assert len(pids) == 2 and str(os.getpid()) not in pids
+        assert 1 <= len(pids) <= 2 and str(os.getpid()) not in pids
 
 
 def test_a_shipped_store_gives_the_same_results(cluster, env, store):
@@ -167,24 +168,41 @@ def _copies(questions: Path, n: int, path: Path) -> Path:
 
 def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tmp_path):
     # 18 questions (the fixture's 6, three times) at 1 s per model call, one at a time per
-    # node on three nodes: when the first result is recorded every node has one in flight.
+    # node on three nodes; the third node dies once a result is recorded and it runs one.
     dataset = _copies(QUESTIONS, 3, tmp_path / "many.jsonl")
     victim = cluster.add_node(**NODE_ARGS)
     cluster.wait_for_nodes()
     out = env / "killed"
     killed = threading.Event()
 
-    def kill_after_first_result():
+    raylet = victim.all_processes["raylet"][0].process.pid
+
+    def busy_on_victim() -> bool:
+        """The victim's actor is running a question (Ray titles a busy actor process
+        `ray::NodeWorker.run`; a node's worker processes are children of its raylet)."""
+        for proc in Path("/proc").iterdir():
+            try:
+                parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if parent == raylet and (proc / "cmdline").read_bytes().startswith(
+                    b"ray::NodeWorker.run"
+                ):
+                    return True
+            except (OSError, ValueError):
+                continue
+        return False
+
+    def kill_mid_run():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if (out / "results.jsonl").exists() and (out / "results.jsonl").read_text():
+            recorded = (out / "results.jsonl").exists() and (out / "results.jsonl").read_text()
+            if recorded and busy_on_victim():
                 cluster.remove_node(victim, allow_graceful=False)
                 killed.set()
                 return
             time.sleep(0.05)
 
     with ChatServer(reply=fake_model, latency_s=1.0) as server:
-        killer = threading.Thread(target=kill_after_first_result, daemon=True)
+        killer = threading.Thread(target=kill_mid_run, daemon=True)
         killer.start()
         model = f"openai:fake@{server.base_url}"
         base = ("--system", "static-rag", "--model", model)
