@@ -19,7 +19,16 @@ PACKAGE = ROOT / "rlm_docs"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "version"),
-    ("resources", "atomic", "tokens", "env", "jsonl", "terminal_text", "number_flags"),
+    (
+        "resources",
+        "atomic",
+        "tokens",
+        "env",
+        "jsonl",
+        "terminal_text",
+        "number_flags",
+        "python_ast",
+    ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),
     ("sandbox", "offline"),

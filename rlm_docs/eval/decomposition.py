@@ -54,12 +54,12 @@ import ast
 import bisect
 import json
 import re
-import threading
 import weakref
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from rlm_docs import python_ast
 from rlm_docs.engine.records import CellResult, Iteration, SubCall, Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, write_records
 
@@ -296,11 +296,6 @@ def _helper(call: ast.Call) -> str | None:
     return None
 
 
-# CPython 3.11's AST conversion keeps a recursion counter that is not thread-safe: two eval
-# worker threads parsing at once can fail with "AST constructor recursion depth mismatch".
-_PARSE_LOCK = threading.Lock()
-
-
 class _Code:
     """What the cells of one question call and slice (see the module docstring)."""
 
@@ -313,8 +308,7 @@ class _Code:
         """Note a cell's helper calls and slices; the `(start, stop)` of its slices of
         `context` whose bounds are constants (none when `context_chars` is None)."""
         try:
-            with _PARSE_LOCK:
-                tree = ast.parse(code)
+            tree = python_ast.parse(code)
         except (SyntaxError, ValueError):
             return []
         calls, constant = [], []

@@ -14,6 +14,8 @@ import functools
 import inspect
 from types import ModuleType
 
+from rlm_docs import python_ast
+
 PACKAGE = "rlm_docs.offline.repl"
 _HOST_ONLY = ("__future__", "typing", "collections.abc")
 
@@ -51,7 +53,7 @@ class _Strip(ast.NodeTransformer):
 
 def module_source(module: ModuleType, shipped: set[str]) -> str:
     """The sandbox form of one module's source (see the module docstring)."""
-    tree = _Strip(shipped).visit(ast.parse(inspect.getsource(module)))
+    tree = _Strip(shipped).visit(python_ast.parse(inspect.getsource(module)))
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
