@@ -13,6 +13,7 @@ import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.cli.sweep_spec import load_sweep
+from rlm_docs.eval.report import load_runs
 from rlm_docs.eval.rundir import EvalRunDir
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, server_env
 from tests.servers.chat import ChatServer
@@ -257,6 +258,12 @@ def test_shipped_example_runs_and_a_rerun_skips_every_cell(tmp_path, capsys):
     assert "demo__rlm__max-steps-1" in first and "needle-s0-4096__bm25-agent__max-steps-4" in first
     report = (out / "report" / "report.md").read_text()
     assert "different data sets" in report and "| needle-s0-2048__rlm__max-steps-4 | 2 |" in report
+    # one curve per system and budget across lengths, named by the setting that differs
+    cells = sorted(p for p in out.iterdir() if p.name.startswith("needle-"))
+    series = {run.series for run in load_runs(cells)}
+    assert series == {
+        f"{system} / offline · max-steps {n}" for system in ("rlm", "bm25-agent") for n in (1, 4)
+    }
     assert main(argv) == 0
     again = capsys.readouterr().out
     assert again.count("finished, skipped") == 12 and "generating" not in again

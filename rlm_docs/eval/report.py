@@ -99,6 +99,25 @@ def _system_label(manifest: dict[str, Any]) -> str:
     return f"{system} / {manifest.get('model')}"
 
 
+def _settings(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a run was asked to do apart from its data: sub-model, judge, budget and options,
+    flat, keyed as their eval flags (`max-steps`)."""
+    flat: dict[str, Any] = {"sub-model": manifest.get("sub_model"), "judge": manifest.get("judge")}
+    for group in ("budget", "options"):
+        for key, value in (manifest.get(group) or {}).items():
+            flat[key.replace("_", "-")] = value
+    return flat
+
+
+def _differing(manifests: list[dict[str, Any]]) -> list[str]:
+    """The settings that take more than one value across `manifests`, in a stable order."""
+    values: dict[str, set[str]] = {}
+    for m in manifests:
+        for key, value in _settings(m).items():
+            values.setdefault(key, set()).add(json.dumps(value, sort_keys=True))
+    return sorted(k for k, v in values.items() if len(v) > 1)
+
+
 def run_part(rows: list[dict[str, Any]]) -> tuple[str, int] | None:
     """(workload, target tokens) shared by every question of a run (a generated workload at one
     length), else None."""
@@ -126,7 +145,9 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
     """Runs with their rows and summaries, labelled `labels` (default: system / model, plus
     its workload and length when the runs span several, plus its directory name when that is
     still ambiguous); DatasetError names a directory that is not a run. Whatever the label, a
-    run's `series` is its system / model: one line per system in the scaling figure."""
+    run's `series` is its system / model plus the settings that differ between the runs
+    (`· max-steps 4`, e.g. the budget axis of a sweep): one line per series in the scaling
+    figure, so runs of one series at several lengths join and runs that differ stay apart."""
     loaded = []
     exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}
     for p in paths:
@@ -140,10 +161,14 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
     if not loaded:
         raise DatasetError("report: no run directories given")
     several = len({part for *_, part in loaded}) > 1
+    differing = _differing([manifest for _, manifest, _, _ in loaded])
     runs: list[ReportedRun] = []
     taken: set[tuple[str, tuple[str, int] | None]] = set()
     for path, manifest, rows, part in loaded:
-        series = _system_label(manifest)
+        settings = _settings(manifest)
+        series = _system_label(manifest) + "".join(
+            f" · {key} {settings.get(key)}" for key in differing
+        )
         if (series, part) in taken:
             series = f"{series} ({path.name})"
         taken.add((series, part))
