@@ -348,3 +348,15 @@ def test_api_keys_in_old_logs_are_masked(tmp_path, monkeypatch):
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
     page = write_viewer(log, tmp_path / "v.html").read_text()
     assert secret not in page and "[REDACTED]" in page
+
+
+def test_partial_credit_accuracy_is_the_mean_score_as_eval_states_it(tmp_path):
+    run_dir = make_run(tmp_path / "run")
+    results = run_dir / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for row, score in zip(rows, (1.0, 0.31640625, 0.0), strict=True):
+        row["score"] = score  # an OOLONG count off by 4 gets 0.75^4
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = load_source(run_dir)["summary"]
+    assert s["accuracy"] == pytest.approx((1.0 + 0.31640625) / 3)
+    assert (s["correct"], s["scored"], s["partial_credit"]) == (1, 3, True)

@@ -77,6 +77,12 @@ def effort(record: dict[str, Any], where: str) -> dict[str, Any]:
     return values
 
 
+def _verdict(record: dict[str, Any]) -> float | None:
+    """The score eval's accuracy is the mean of (`score`: 0/1, or partial credit), if recorded."""
+    value = record.get("score")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def question_entry(
     record: dict[str, Any], trajectory: dict[str, Any] | None, index: int, where: str
 ) -> dict[str, Any]:
@@ -91,6 +97,7 @@ def question_entry(
         "gold": record.get("answer_variants") or record.get("gold"),
         "correct": correct,
         "score": score,
+        "verdict": _verdict(record),
         "citations": [c for c in record.get("citations") or [] if isinstance(c, dict)],
         "evidence": record.get("evidence") or [],
         "effort": effort(record, where),
@@ -193,8 +200,13 @@ def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Run totals: count, accuracy over scored questions, effort sums."""
-    scored = [q["correct"] for q in questions if q["correct"] is not None]
+    """Run totals: count, accuracy over scored questions, effort sums. Accuracy is the mean of
+    eval's `score`, as `eval` and `report` state it (a partial-credit score such as OOLONG's
+    0.75^|error| counts as itself, not as right or wrong; runs without it: the share
+    correct); `correct` counts the questions marked correct (score >= 0.5)."""
+    judged = [q for q in questions if q["correct"] is not None]
+    scored = [q["correct"] for q in judged]
+    scores = [q["verdict"] if q.get("verdict") is not None else float(q["correct"]) for q in judged]
 
     def total(field: str) -> float:
         return sum(q["effort"].get(field) or 0 for q in questions)
@@ -203,7 +215,8 @@ def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
         "questions": len(questions),
         "scored": len(scored),
         "correct": sum(scored),
-        "accuracy": sum(scored) / len(scored) if scored else None,
+        "accuracy": sum(scores) / len(scores) if scores else None,
+        "partial_credit": any(0 < x < 1 for x in scores),
         "cost_usd": round(total("cost_usd"), 6),
         "steps": total("steps"),
         "sub_calls": total("sub_calls"),

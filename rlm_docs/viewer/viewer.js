@@ -288,7 +288,9 @@
   document.getElementById("source").textContent = `${DATA.kind === "run" ? "eval run" : "trajectory"}: ${DATA.source || ""}`;
   document.getElementById("summary").append(
     chip("questions", int(s.questions)),
-    chip("accuracy", s.scored ? `${pct(s.accuracy)} (${s.correct}/${s.scored})` : "not scored"),
+    chip("accuracy", !s.scored ? "not scored" : s.partial_credit
+      ? `${pct(s.accuracy)} mean score (${s.correct}/${s.scored} score ≥ 0.5)`
+      : `${pct(s.accuracy)} (${s.correct}/${s.scored})`),
     chip("cost", usd(s.cost_usd)), chip("steps", int(s.steps)), chip("sub-calls", int(s.sub_calls)),
     chip("input tokens", int(s.input_tokens)), chip("output tokens", int(s.output_tokens)),
     chip("wall", secs(s.wall_s)));
