@@ -140,7 +140,7 @@ def test_plots_keep_identical_series_visible_and_axes_sensible(monkeypatch, tmp_
     fig = _figure(monkeypatch, lambda p: p.accuracy_vs_cost(runs, summaries, tmp_path / "c.png"))
     tokens_ax, cost_ax = fig.axes
     assert cost_ax.get_xlim() == pytest.approx((-0.03, 1.0))  # all $0: not -0.04..0.04
-    assert any("cost = 0" in t.get_text() for t in cost_ax.texts)
+    assert "cost = 0" in cost_ax.get_xlabel()  # under the axis, off the data and legend
     two_steps = [r | {"steps": 2} for r in rows]  # one value only: still integer ticks
     fig = _figure(
         monkeypatch, lambda p: p.effort_distributions([*runs, ("c", two_steps)], tmp_path / "e")
@@ -171,3 +171,80 @@ def test_runs_scored_by_an_older_rlm_docs_are_scored_again(runs, tmp_path):
     report = build_report([old], tmp_path / "rep")
     assert "Scored again with the current stages" in report["notes"][0]
     assert "| 6 | 66.7% [" in report["markdown"]
+
+
+def _table(md: str, heading: str) -> dict[str, list[str]]:
+    """{system: cells} of the markdown table under `heading` (its header row under "")."""
+    lines = md.split(heading, 1)[1].split("\n\n", 2)[1].splitlines()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines if line[:1] == "|"]
+    return {"" if i == 0 else r[0]: r[1:] for i, r in enumerate(rows) if not r[0].startswith("-")}
+
+
+def test_comparison_kuiper_is_na_exactly_where_the_per_measure_table_is(runs, tmp_path):
+    """One n/a rule (effort.kuiper_applicable): constant effort or constant correctness."""
+    import math
+
+    from rlm_docs.eval.aggregate import kuiper_block
+    from rlm_docs.eval.kuiper_measures import kuiper_by_measure
+    from rlm_docs.eval.report import _kuiper
+
+    rows = [{"steps": 1 + i % 3, "total_tokens": 100.0, "correct": i % 2 == 0} for i in range(8)]
+    for case in (
+        rows,
+        [r | {"correct": True} for r in rows],
+        [r | {"correct": False} for r in rows],
+    ):
+        per_measure = kuiper_by_measure(case)
+        for measure in ("steps", "total_tokens"):
+            block = kuiper_block(case, measure)
+            assert (_kuiper(block) == "n/a") == (per_measure[measure] is None)
+    assert _kuiper(kuiper_block(rows, "total_tokens")) == "n/a"  # the same tokens everywhere
+    assert _kuiper(kuiper_block(rows, "steps")) != "n/a" and not math.isnan(
+        kuiper_by_measure(rows)["steps"]["normalized"]
+    )
+    all_right = [r | {"correct": True} for r in rows]
+    assert _kuiper(kuiper_block(all_right, "steps")) == "n/a"  # not "0.000 [0.000, 0.000] (K=0"
+
+    out = tmp_path / "rep"
+    assert (
+        main(["report", str(runs / "static-rag"), str(runs / "bm25-agent"), "--out", str(out)]) == 0
+    )
+    md = (out / "report.md").read_text()
+    comparison = _table(md, "## Comparison")
+    measures = _table(md, "## Kuiper K/N per effort measure")
+    assert set(comparison) == set(measures) and len(comparison) == 3
+    for column, measure in (
+        ("Kuiper steps K/N", "root steps"),
+        ("Kuiper tokens K/N", "total tokens"),
+    ):
+        left, right = comparison[""].index(column), measures[""].index(measure)
+        for system in set(comparison) - {""}:
+            assert (comparison[system][left] == "n/a") == (measures[system][right] == "n/a"), system
+
+
+def test_many_series_figures_keep_legend_and_notes_off_the_data(monkeypatch, tmp_path):
+    from matplotlib.colors import to_hex
+
+    from rlm_docs.eval import plots
+
+    saved = []
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: saved.append(fig))
+    rows = [
+        {"steps": 1 + i % 3, "total_tokens": 100.0 * i, "correct": i % 2 == 0} for i in range(6)
+    ]
+    runs = [(f"run {k}", rows) for k in range(16)]
+    block = {"value": 0.5, "low": 0.2, "high": 0.8}
+    summaries = [
+        {"accuracy": block, "total_tokens": block, "cost_usd": block | {"value": 0.0}}
+    ] * 16
+    plots.accuracy_vs_cost(runs, summaries, tmp_path / "c.png")
+    plots.accuracy_vs_step_limit(runs, tmp_path / "s.png")
+    cost, steps = saved
+    tokens_ax, dollars_ax = cost.axes
+    assert tokens_ax.get_legend() is None and dollars_ax.get_legend() is None
+    assert len(cost.legends) == 1  # one legend, below the panels
+    colours = {to_hex(bars.lines[0].get_color()) for bars in tokens_ax.containers}
+    assert len(colours) == 16  # no colour repeats after 10 series
+    assert "every run: cost = 0" in dollars_ax.get_xlabel() and not dollars_ax.texts
+    (ax,) = steps.axes
+    assert "lower bound" in ax.get_title() and not ax.texts  # a subtitle, not over the data

@@ -19,7 +19,7 @@ import numpy as np
 from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
-from rlm_docs.eval.effort import kuiper, kuiper_bootstrap, wasted_effort_ratio
+from rlm_docs.eval.effort import kuiper, kuiper_applicable, kuiper_bootstrap, wasted_effort_ratio
 from rlm_docs.eval.taxonomy import ERROR_TYPES, unchecked_comprehension
 
 Row = Mapping[str, Any]
@@ -49,7 +49,8 @@ def _effort_and_correct(rows: Sequence[Row], measure: str) -> tuple[np.ndarray, 
 def kuiper_block(
     rows: Sequence[Row], measure: str, seed: int = SEED, n_boot: int = N_BOOT
 ) -> dict[str, float]:
-    """Kuiper K, K/N with its bootstrap interval and the permutation p of `measure`."""
+    """Kuiper K, K/N with its bootstrap interval and the permutation p of `measure`;
+    `applicable` is `effort.kuiper_applicable` (False: the report prints n/a)."""
     effort, correct = _effort_and_correct(rows, measure)
     result = kuiper(effort, correct, seed=seed)
     low, high = kuiper_bootstrap(effort, correct, n_boot=n_boot, seed=seed)
@@ -60,6 +61,7 @@ def kuiper_block(
         "low": low,
         "high": high,
         "degenerate": result.degenerate,
+        "applicable": kuiper_applicable(effort, correct),
     }
 
 

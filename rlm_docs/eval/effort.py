@@ -33,6 +33,16 @@ class KuiperResult:
     curve: list[float] = field(default_factory=list)
 
 
+def kuiper_applicable(effort: Sequence[float], correct: Sequence[float]) -> bool:
+    """Whether K says anything about calibration: False when every question has the same
+    effort (no order to calibrate against: a measure the run does not record, $0 offline) or
+    the same correctness (all right or all wrong: K is 0 whatever the effort). The one n/a rule
+    of every Kuiper figure and table in the report."""
+    return len(set(np.asarray(effort, float).tolist())) >= 2 and (
+        len(set(np.asarray(correct, float).tolist())) >= 2
+    )
+
+
 def _blocks(effort: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort order, block start indices (in sorted order) and the effort value of each block."""
     order = np.argsort(effort, kind="stable")

@@ -13,6 +13,7 @@ from typing import Any
 
 from rlm_docs.eval.aggregate import effort_value, kuiper_block
 from rlm_docs.eval.decomposition_table import field
+from rlm_docs.eval.effort import kuiper_applicable
 
 # (row field, label with unit), in the order of the report's table and figure.
 MEASURES = (
@@ -38,12 +39,12 @@ def kuiper_by_measure(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any
     the same effort (or the run does not record the measure) or the same correctness (all right
     or all wrong: K is 0 whatever the effort)."""
     out: dict[str, dict[str, Any] | None] = {}
+    correct = [float(bool(r.get("correct"))) for r in rows]
     for measure, _ in MEASURES:
         values = _values(rows, measure)
-        if len(set(values)) < 2:
+        if not kuiper_applicable(values, correct):  # the rule of the comparison table too
             out[measure] = None
             continue
         flat = [dict(r) | {measure: v} for r, v in zip(rows, values, strict=True)]
-        block = kuiper_block(flat, measure)
-        out[measure] = None if block["degenerate"] else block
+        out[measure] = kuiper_block(flat, measure)
     return out

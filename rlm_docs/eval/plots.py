@@ -33,7 +33,7 @@ from matplotlib.ticker import (  # noqa: E402
 
 from rlm_docs.atomic import atomic_write_bytes  # noqa: E402
 from rlm_docs.eval.aggregate import effort_value  # noqa: E402
-from rlm_docs.eval.effort import kuiper  # noqa: E402
+from rlm_docs.eval.effort import kuiper, kuiper_applicable  # noqa: E402
 
 Run = tuple[str, Sequence[dict[str, Any]]]
 MEASURES = (("steps", "root steps"), ("total_tokens", "total tokens"))
@@ -42,11 +42,22 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _DASHES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)))
 
 
+def series_colour(i: int, n: int) -> Any:
+    """Colour of series `i` of `n`, distinct for every series: matplotlib's 10-colour cycle up
+    to 10 series, tab20 up to 20, evenly spaced hues of a continuous map beyond."""
+    if n <= 10:
+        return f"C{i}"
+    if n <= 20:
+        return plt.get_cmap("tab20")(i)
+    return plt.get_cmap("turbo")(0.05 + 0.9 * i / (n - 1))
+
+
 def series_style(i: int, n: int) -> dict[str, Any]:
-    """Line/marker style of series `i` of `n`: earlier series wider and bigger, so an identical
-    later series is drawn visibly inside them."""
+    """Line/marker style of series `i` of `n`: its own colour (`series_colour`); earlier series
+    wider and bigger, so an identical later series is drawn visibly inside them."""
     rank = (n - 1 - i) / max(n - 1, 1)  # 1 for the first series, 0 for the last
     return {
+        "color": series_colour(i, n),
         "marker": _MARKERS[i % len(_MARKERS)],
         "linestyle": _DASHES[i % len(_DASHES)],
         "linewidth": 1.2 + 3.0 * rank,
@@ -63,8 +74,25 @@ def _from_zero(ax: Any, values: Sequence[float], what: str) -> None:
     top = max(values, default=0.0)
     span = top * 1.1 if top > 0 else 1.0
     ax.set_xlim(-0.03 * span, span)
-    if top <= 0:
-        ax.text(0.05, 0.5, f"every run: {what} = 0", transform=ax.transAxes, fontsize=9)
+    if top <= 0:  # under the axis label, off the data and any legend
+        ax.set_xlabel(f"{ax.get_xlabel()}\n(every run: {what} = 0)".lstrip("\n"))
+
+
+def legend_below(fig: Any, ax: Any, fontsize: int = 8) -> None:
+    """One legend for the figure, below its panels and off the data (as the context-length
+    figure's): the handles of `ax`, in up to 4 columns. Call after the axes are labelled."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    fig.tight_layout()
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=min(len(labels), 4),
+        fontsize=fontsize,
+    )  # save_png's bbox_inches="tight" grows the canvas to take it in
 
 
 LOG_SPREAD = 20.0  # max/min of positive values above which a token axis is logarithmic
@@ -129,11 +157,12 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
             if res.n == 0:
                 continue
             counts = np.array([np.sum(effort <= e) for e in res.efforts]) / res.n
+            k_n = f"{res.normalized:.3f}" if kuiper_applicable(effort, _correct(rows)) else "n/a"
             ax.step(
                 np.r_[0.0, counts],
                 np.r_[0.0, np.array(res.curve) / res.n],
                 where="post",
-                label=f"{name} (K/N={res.normalized:.3f})",
+                label=f"{name} (K/N={k_n})",
                 **series_style(i, len(runs)),
             )
         ax.set_xlim(0, 1)
@@ -164,9 +193,9 @@ def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], p
     for ax in axes:
         ax.set_ylabel("accuracy")
         ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=8)
     axes[0].set_title("Accuracy vs tokens")
     axes[1].set_title("Accuracy vs cost")
+    legend_below(fig, axes[0])
     save_png(fig, path)
 
 
@@ -193,7 +222,7 @@ def accuracy_vs_step_limit(
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, (name, rows) in enumerate(runs):
         curve = step_limit_curve(rows, top)
-        style = series_style(i, len(runs)) | {"color": f"C{i % 10}"}
+        style = series_style(i, len(runs))
         if name in exact:
             points = sorted(exact[name].items())
             exact_style = style | {"alpha": 0.5}  # the dashed lower bound shows through
@@ -206,17 +235,11 @@ def accuracy_vs_step_limit(
     ax.set_xlabel("root-step limit (steps)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title("Accuracy vs step limit")
+    title = "Accuracy vs step limit"
+    if not exact:  # a subtitle, off the data (series at accuracy 0 would overdraw it)
+        title += "\n(lower bound: a question counts only if it finished within the limit)"
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
-    if not exact:
-        ax.text(
-            0.01,
-            0.01,
-            "lower bound: a question counts only if it finished within the limit",
-            transform=ax.transAxes,
-            fontsize=7,
-            color="grey",
-        )
     save_png(fig, path)
 
 

@@ -77,7 +77,9 @@ def _f1(block: dict[str, float], n: int, with_ci: bool = True) -> str:
 
 
 def _kuiper(block: dict[str, Any]) -> str:
-    if math.isnan(block["value"]):
+    """K/N [CI] (K, p); n/a where `effort.kuiper_applicable` says K means nothing (constant
+    effort or correctness), as in the per-measure table."""
+    if math.isnan(block["value"]) or not block.get("applicable", True):
         return "n/a"
     return (
         f"{block['normalized']:.3f} [{block['low']:.3f}, {block['high']:.3f}] "
@@ -482,7 +484,8 @@ def build_report(
             _errors_note(runs),
             "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
             "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
-            "lower is better calibrated; [95% bootstrap CI of K/N].",
+            "lower is better calibrated; [95% bootstrap CI of K/N]; n/a when every question has "
+            "the same effort or the same correctness (as in the per-measure table).",
             "- Wasted effort ρ (MADQA): mean steps of wrong answers / mean steps of correct ones "
             "(> 1: grinds on what it cannot solve; < 1: fails fast); questions with no steps left out.",
             "- Missing or failed predictions count as wrong with zero effort.",
