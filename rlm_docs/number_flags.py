@@ -46,13 +46,17 @@ tcp_port: Callable[[str], int] = _number(int, 0, False, 65535)
 
 def step_limits(text: str) -> list[int]:
     """`--max-steps` of `eval`: one limit (`8`) or a comma list (`1,2,4,8,16`) of integers >= 1,
-    sorted, duplicates dropped; a list runs the exact accuracy-vs-step-limit curve."""
+    sorted; a list runs the exact accuracy-vs-step-limit curve, so a limit given twice is refused
+    (`2,2` would otherwise quietly become one ordinary run)."""
     parts = [p.strip() for p in text.split(",")]
     if not all(p.isdigit() and int(p) >= 1 for p in parts):
         raise argparse.ArgumentTypeError(
             f"expected an integer >= 1 or a comma list of them (e.g. 1,2,4,8,16), got {text!r}"
         )
-    return sorted({int(p) for p in parts})
+    limits = [int(p) for p in parts]
+    if len(set(limits)) < len(limits):
+        raise argparse.ArgumentTypeError(f"a step limit appears twice in {text!r}")
+    return sorted(limits)
 
 
 def plural(n: int, noun: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 from rlm_docs.cli import main
 from rlm_docs.eval.report import build_report
 from rlm_docs.eval.rundir import load_run
+from rlm_docs.viewer import load_source
 from tests.fixtures.engine import repl
 from tests.fixtures.eval.support import ANSWERS, QUESTIONS, build_store
 from tests.servers.chat import ChatServer
@@ -67,7 +68,10 @@ def test_exact_curve_equals_separate_runs_and_only_forced_answers_are_new(env, c
     # one new call (the forced answer) a question
     assert len(server.requests) == 3 * N_QUESTIONS + 2 * N_QUESTIONS
     assert f"{3 * N_QUESTIONS} new calls for the longest limit, {2 * N_QUESTIONS} extra" in printed
-    assert f"steps <= 1: accuracy 0.0% [0.0%, 0.0%], {N_QUESTIONS} new calls" in printed
+    assert (
+        f"steps <= 1: {N_QUESTIONS} questions ({N_QUESTIONS} run now), accuracy 0.0% "
+        f"[0.0%, 0.0%], {N_QUESTIONS} new calls in all"
+    ) in printed
     manifest = json.loads((tmp_path / "sweep" / "steps-2" / "run.json").read_text())
     assert manifest["budget"]["max_steps"] == 4 and manifest["step_limit"] == 2
     exact = {s: _accuracy(tmp_path / "sweep" / f"steps-{s}") for s in (1, 2, 4)}
@@ -99,9 +103,14 @@ def test_resume_replays_nothing_and_refuses_other_limits(env, capsys):
     tmp_path, server = env
     assert _eval(tmp_path, server, tmp_path / "sweep", "1,2") == 0
     before = len(server.requests)
+    capsys.readouterr()
     assert _eval(tmp_path, server, tmp_path / "sweep", "1,2", "--resume") == 0
     assert len(server.requests) == before
-    capsys.readouterr()
+    printed = capsys.readouterr().out  # the totals stand, and nothing ran now
+    assert f"steps <= 2: {N_QUESTIONS} questions (0 run now)" in printed
+    # the viewer opens the curve's directory as its longest limit's run
+    shown = load_source(tmp_path / "sweep")
+    assert shown["title"] == "steps-2" and shown["summary"]["questions"] == N_QUESTIONS
     assert _eval(tmp_path, server, tmp_path / "sweep", "1,2,4", "--resume") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
@@ -122,6 +131,19 @@ def test_bad_step_lists_are_one_line_and_exit_2(bad, tmp_path, capsys):
     assert err == [
         "rlm-docs eval: error: argument --max-steps: expected an integer >= 1 or a comma list "
         f"of them (e.g. 1,2,4,8,16), got {bad!r}"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_limit_given_twice_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(
+            ["eval", "--dataset", str(QUESTIONS), "--corpus", "demo", "--system", "rlm",
+             "--model", "offline", "--out", str(tmp_path / "o"), "--max-steps=2,4,2"]
+        )  # fmt: skip
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "rlm-docs eval: error: argument --max-steps: a step limit appears twice in '2,4,2'"
     ]
     assert not (tmp_path / "o").exists()
 

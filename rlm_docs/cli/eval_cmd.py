@@ -246,11 +246,13 @@ def _step_limits(settings: "EvalSettings", limits: list[int], out: str) -> int:
         print("warning: RLM_DOCS_CACHE=off: no prefix is shared, every limit pays in full")
     results = run_step_limits(settings, limits)
     for r in results:
-        acc = r["summary"]["accuracy"]
+        s = r["summary"]
+        acc = s["accuracy"]
         print(
-            f"steps <= {r['limit']}: accuracy {acc['value']:.1%} [{acc['low']:.1%}, "
-            f"{acc['high']:.1%}], {r['new_calls']} new calls (${r['new_cost_usd']:.4f}), "
-            f"{r['replayed_calls']} replayed from the cache -> {r['out']}"
+            f"steps <= {r['limit']}: {s['n']} questions ({s['ran_now']} run now), accuracy "
+            f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}], {r['new_calls']} new "
+            f"calls in all (${r['new_cost_usd']:.4f}), {r['replayed_calls']} replayed from the "
+            f"cache -> {r['out']}"
         )
     top, rest = results[0], results[1:]
     extra = sum(r["new_calls"] for r in rest)

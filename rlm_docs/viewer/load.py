@@ -17,6 +17,7 @@ from rlm_docs.engine.trajectory import load_trajectory, redact
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval.decomposition import FIELDS
 from rlm_docs.eval.rundir import EvalRunDir
+from rlm_docs.eval.step_limits import is_sweep, limit_dir, read_limits
 from rlm_docs.jsonl import numbered_jsonl
 from rlm_docs.viewer.tree import sub_call_tree
 
@@ -238,9 +239,13 @@ def run_settings(run_dir: Path) -> dict[str, Any]:
 
 
 def load_source(source: str | Path) -> dict[str, Any]:
-    """Viewer data for an eval run directory or a trajectory `.jsonl` file."""
+    """Viewer data for an eval run directory or a trajectory `.jsonl` file; for the directory
+    of an `eval --max-steps 1,2,4` curve, its longest limit's run (the one `report` reads:
+    the shorter limits are that run cut short)."""
     path = Path(source)
     run: dict[str, Any] = {}
+    if path.is_dir() and is_sweep(path):
+        path = limit_dir(path, read_limits(path)[0])
     if path.is_dir():
         kind, questions, run = "run", from_run_dir(path), run_settings(path)
     elif path.is_file() and path.suffix == ".jsonl":
