@@ -18,6 +18,7 @@ import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.eval.rundir import EvalRunDir, load_run
+from tests.fixtures.cli import run_without_ray
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.fixtures.ray_cluster import NODE_ARGS, loopback_cluster, skip_reason
 from tests.servers.chat import ChatServer
@@ -228,20 +229,9 @@ def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tm
 
 
 def test_without_ray_the_flag_fails_in_one_line(tmp_path, store):
-    code = (
-        "import sys; sys.modules['ray'] = None\n"
-        "from rlm_docs.cli import main\n"
-        f"sys.exit(main(['eval', '--dataset', {str(QUESTIONS)!r}, '--corpus', {str(store)!r},"
-        f" '--system', 'rlm', '--model', 'offline', '--out', {str(tmp_path / 'r')!r},"
-        " '--executor', 'ray']))"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=os.environ | {"RLM_DOCS_HOME": str(tmp_path / "home")},
-    )
+    argv = ["eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--system", "rlm",
+            "--model", "offline", "--out", str(tmp_path / "r"), "--executor", "ray"]  # fmt: skip
+    proc = run_without_ray(argv, tmp_path / "home")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         "rlm-docs eval: error: --executor ray needs Ray, which is not installed: "

@@ -15,6 +15,7 @@ from rlm_docs.cli import main
 from rlm_docs.cli.sweep_spec import load_sweep
 from rlm_docs.eval.report import load_runs
 from rlm_docs.eval.rundir import EvalRunDir
+from tests.fixtures.cli import run_without_ray
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, server_env
 from tests.servers.chat import ChatServer
 
@@ -285,14 +286,7 @@ def test_ray_without_the_extra_is_refused_before_anything_is_written(tmp_path, d
     )
     out = tmp_path / "out"
     argv = ["sweep", str(spec), "--out", str(out)] + (["--dry-run"] if dry_run else [])
-    code = f"import sys; sys.modules['ray'] = None\nfrom rlm_docs.cli import main\nsys.exit(main({argv!r}))"
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=os.environ | {"RLM_DOCS_HOME": str(tmp_path / "home")},
-    )
+    proc = run_without_ray(argv, tmp_path / "home")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"rlm-docs sweep: error: {spec}: [sweep] executor: --executor ray needs Ray, which is "
