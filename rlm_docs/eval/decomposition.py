@@ -313,7 +313,10 @@ class _Code:
             return []
         calls, constant = [], []
         followed: set[int] = set()  # ids of `context` names the analysis accounts for
+        uses: list[ast.AST] = []  # every `context` name in the cell
         for node in ast.walk(tree):
+            if _name(node) == "context":
+                uses.append(node)
             if isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1:
                 followed.add(id(node.args[0]))
             if isinstance(node, ast.Call) and _helper(node):
@@ -332,9 +335,7 @@ class _Code:
                         start, stop, _ = slice(a, b).indices(context_chars)
                         constant.append((start, stop))
                         followed.add(id(node.value))
-        self.untraced |= any(
-            _name(node) == "context" and id(node) not in followed for node in ast.walk(tree)
-        )
+        self.untraced |= any(id(node) not in followed for node in uses)
         self.helpers += [name for *_, name in sorted(calls)]
         return constant
 
