@@ -35,7 +35,6 @@ import multiprocessing
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -89,6 +88,12 @@ def _cpu_s(pid: int, children: bool = False) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy (all but idle and iowait, /proc/stat)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def _rollup(pid: int) -> dict[str, int]:
     """kB figures of /proc/PID/smaps_rollup (Rss, Pss, Private_*), {} when the process is gone."""
     out: dict[str, int] = {}
@@ -122,46 +127,74 @@ def _count(path: str) -> int:
         return 0
 
 
-class Sampler(threading.Thread):
-    """Polls the process tree every `period` seconds and keeps the peaks."""
+class Sampler:
+    """Polls the eval's process tree and keeps the peaks, from a process of its own: in the
+    eval's process its parsing would compete for the host's GIL, and reading 64 workers'
+    `smaps_rollup` (a walk of each one's page tables) costs about a core-second per 10 s run,
+    so the workers are read every `worker_period` seconds and the host every `period`. Its own
+    CPU is reported apart from the figures it measures."""
 
-    def __init__(self, period: float = 0.25) -> None:
-        super().__init__(daemon=True)
-        self.period = period
-        self.stop = threading.Event()
-        self.peak: dict[str, float] = {}
-        self.uss: list[int] = []  # kB, per worker, at the sample with the most workers
-        self.worker_fds = 0  # the most any worker had open
+    def __init__(self, pid: int, period: float = 0.25, worker_period: float = 1.0) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._ready, self._stop = ctx.Event(), ctx.Event()
+        self._out: multiprocessing.Queue[dict] = ctx.Queue()
+        args = (pid, period, worker_period, self._ready, self._stop, self._out)
+        self._proc = ctx.Process(target=_sample, args=args, daemon=True)
 
-    def _note(self, key: str, value: float) -> None:
-        self.peak[key] = max(self.peak.get(key, 0), value)
+    def start(self) -> None:
+        """Start sampling; returns once the sampler runs (its imports are not in the run)."""
+        self._proc.start()
+        self._ready.wait(timeout=60)
 
-    def run(self) -> None:
-        me = os.getpid()
-        while not self.stop.is_set():
-            host = _rollup(me)
-            self._note("host_rss_kb", host.get("Rss", 0))
-            self._note("threads", len(os.listdir("/proc/self/task")))
-            self._note("fds", _count("/proc/self/fd"))
+    def finish(self) -> dict:
+        """Stop sampling: the peaks, `uss` (kB per worker at the sample with the most
+        workers), `worker_fds` and `cpu_s` (the sampler's own CPU seconds)."""
+        self._stop.set()
+        result = self._out.get(timeout=60)
+        self._proc.join(timeout=10)
+        return result
+
+
+def _sample(pid: int, period: float, worker_period: float, ready, stop, out) -> None:
+    cpu0 = sum(os.times()[:2])
+    ready.set()
+    peak: dict[str, float] = {}
+    uss: list[int] = []
+    worker_fds = 0
+    next_workers = 0.0
+
+    def note(key: str, value: float) -> None:
+        peak[key] = max(peak.get(key, 0), value)
+
+    while not stop.is_set():
+        host = _rollup(pid)
+        note("host_rss_kb", host.get("Rss", 0))
+        note("threads", _count(f"/proc/{pid}/task"))
+        note("fds", _count(f"/proc/{pid}/fd"))
+        if time.monotonic() >= next_workers:
+            next_workers = time.monotonic() + worker_period
             tree_pss = host.get("Pss", 0)
-            servers = [p for p in _children(me) if _is_fork_server(p)]
+            servers = [p for p in _children(pid) if _is_fork_server(p)]
             workers = [w for z in servers for w in _children(z)]
             for z in servers:
                 roll = _rollup(z)
                 tree_pss += roll.get("Pss", 0)
-                self._note("fork_server_rss_kb", roll.get("Rss", 0))
-            uss = []
+                note("fork_server_rss_kb", roll.get("Rss", 0))
+            sizes = []
             for w in workers:
                 roll = _rollup(w)
                 if roll:
                     tree_pss += roll.get("Pss", 0)
-                    uss.append(roll.get("Private_Clean", 0) + roll.get("Private_Dirty", 0))
-            self._note("tree_pss_kb", tree_pss)
-            if len(uss) >= self.peak.get("workers", 0) and uss:
-                self.uss = uss
-            self.worker_fds = max([self.worker_fds] + [_count(f"/proc/{w}/fd") for w in workers])
-            self._note("workers", len(uss))
-            self.stop.wait(self.period)
+                    sizes.append(roll.get("Private_Clean", 0) + roll.get("Private_Dirty", 0))
+            note("tree_pss_kb", tree_pss)
+            if sizes and len(sizes) >= peak.get("workers", 0):
+                uss = sizes
+            worker_fds = max([worker_fds] + [_count(f"/proc/{w}/fd") for w in workers])
+            note("workers", len(sizes))
+        stop.wait(period)
+    out.put(
+        {"peak": peak, "uss": uss, "worker_fds": worker_fds, "cpu_s": sum(os.times()[:2]) - cpu0}
+    )
 
 
 def _is_fork_server(pid: int) -> bool:
@@ -202,14 +235,15 @@ def run_once(
     load_before = os.getloadavg()[0]
     forkers = [p for p in _children(os.getpid()) if _is_fork_server(p)]
     cpu0 = (sum(os.times()[:2]), _cpu_s(server), sum(_cpu_s(p, True) for p in forkers))
-    sampler = Sampler()
+    sampler = Sampler(os.getpid())
     sampler.start()
+    busy0 = _machine_busy_s()
     executor = TimedExecutor(concurrency)
     t0 = time.perf_counter()
     summary = run_eval(settings, executor)
     total = time.perf_counter() - t0
-    sampler.stop.set()
-    sampler.join()
+    busy = _machine_busy_s() - busy0
+    sampled = sampler.finish()
     wall = executor.end - executor.start
     forkers = [p for p in _children(os.getpid()) if _is_fork_server(p)]
     cpu1 = (sum(os.times()[:2]), _cpu_s(server), sum(_cpu_s(p, True) for p in forkers))
@@ -218,8 +252,8 @@ def run_once(
     calls = len(ledger) / n
     failed = summary["status"]["failed"]
     ideal = n * calls * latency / concurrency
-    uss = sampler.uss or [0]
-    p = sampler.peak
+    uss = sampled["uss"] or [0]
+    p = sampled["peak"]
     print(
         f"C={concurrency:>3}: {n} questions ({failed} failed), {calls:.2f} calls/q, "
         f"questions {wall:6.1f}s (run {total:5.1f}s), {n / wall:5.2f} q/s, ideal {ideal:5.1f}s, "
@@ -227,7 +261,9 @@ def run_once(
     )
     print(
         f"       CPU per question: host {host_cpu / n * 1000:4.0f} ms, fork server + workers "
-        f"{fork_cpu / n * 1000:4.0f} ms, loopback server {server_cpu / n * 1000:4.0f} ms"
+        f"{fork_cpu / n * 1000:4.0f} ms, loopback server {server_cpu / n * 1000:4.0f} ms; "
+        f"the whole machine {busy / n * 1000:4.0f} ms ({busy / total / (os.cpu_count() or 1):.0%} "
+        f"busy; the sampler {sampled['cpu_s'] / n * 1000:.0f} ms of it)"
     )
     print(
         f"       host RSS peak {p.get('host_rss_kb', 0) / 1024:7.0f} MB, tree PSS peak "
@@ -237,7 +273,7 @@ def run_once(
     )
     print(
         f"       host threads peak {int(p.get('threads', 0))}, host fds peak "
-        f"{int(p.get('fds', 0))}, fds of a worker (max) {sampler.worker_fds}; load average "
+        f"{int(p.get('fds', 0))}, fds of a worker (max) {sampled['worker_fds']}; load average "
         f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
     )
     return wall / ideal

@@ -6,6 +6,7 @@ than the timeout, malformed JSON, missing usage, 400 context-length, 401.
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -19,6 +20,7 @@ from rlm_docs.models import (
     RetryPolicy,
     make_client,
 )
+from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.tokens import count_message_tokens, count_tokens
 from tests.servers.chat import ChatServer
 
@@ -248,3 +250,31 @@ def test_invalid_rlm_docs_timeout_is_a_config_error_naming_it(
     monkeypatch.setenv("RLM_DOCS_TIMEOUT", bad)
     with pytest.raises(ConfigError, match="RLM_DOCS_TIMEOUT"):
         make_client("openai:gpt-4o-mini@http://127.0.0.1:9/v1", cache=False)
+
+
+def test_concurrent_calls_each_lease_a_client_and_reuse_it_later(flavor, monkeypatch) -> None:
+    """Calls in flight at once never share an SDK client (so never one connection pool); once
+    returned, clients are reused, so the pool grows only to the most calls in flight at once."""
+    monkeypatch.setenv(ENV[flavor], KEY)
+    with ChatServer(reply=lambda m: "Paris.", flavor=flavor, api_key=KEY, latency_s=0.3) as srv:
+        client = client_for(srv)
+        messages = [{"role": "user", "content": "Capital of France?"}]
+        with ThreadPoolExecutor(6) as pool:
+            texts = list(pool.map(lambda _: client.complete(messages).text, range(6)))
+        assert texts == ["Paris."] * 6
+        assert client._pool.created == 6
+        for _ in range(3):
+            assert client.complete(messages).text == "Paris."
+        assert client._pool.created == 6
+        assert len(srv.requests) == 9
+
+
+def test_sdk_pool_hands_out_distinct_clients_and_keeps_returned_ones() -> None:
+    made = []
+    pool = SdkPool(lambda: made.append(object()) or made[-1])
+    assert len(made) == 1  # built at once: a bad setting fails where it is configured
+    with pool.lease() as a, pool.lease() as b:
+        assert a is not b and len(made) == 2
+    with pool.lease() as c:
+        assert c is a  # the most recently returned (b went back first): the warmest connection
+    assert pool.created == 2

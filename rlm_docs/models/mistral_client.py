@@ -18,6 +18,7 @@ from rlm_docs.models.base import Completion
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
+from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.models.spec import ModelSpec
 
 ENV_KEY = "MISTRAL_API_KEY"
@@ -73,11 +74,13 @@ class MistralClient:
         self.timeout_s = timeout_s
         self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=self.base_url is not None)
         self._server = self.base_url or DEFAULT_SERVER  # named in connection errors
-        self._sdk = Mistral(
-            api_key=self._key,
-            server_url=self.base_url,
-            retry_config=None,
-            timeout_ms=int(timeout_s * 1000),
+        self._pool = SdkPool(  # one SDK client (so one connection pool) per call in flight
+            lambda: Mistral(
+                api_key=self._key,
+                server_url=self.base_url,
+                retry_config=None,
+                timeout_ms=int(timeout_s * 1000),
+            )
         )
 
     def __repr__(self) -> str:
@@ -89,7 +92,8 @@ class MistralClient:
         if timeout_s is not None:  # never wait past the wall-time deadline
             kwargs = kwargs | {"timeout_ms": max(1, int(min(timeout_s, self.timeout_s) * 1000))}
         try:
-            response = self._sdk.chat.complete(**kwargs)
+            with self._pool.lease() as sdk:
+                response = sdk.chat.complete(**kwargs)
         except ResponseValidationError as exc:
             return self._from_raw(exc.body)
         except MistralError as exc:

@@ -9,6 +9,7 @@ import re
 import time
 from typing import Any
 
+import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -16,6 +17,7 @@ from rlm_docs.models.base import Completion
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
+from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.models.spec import ModelSpec
 
 ENV_KEY = "OPENAI_API_KEY"
@@ -61,8 +63,17 @@ class OpenAIClient:
         self.timeout_s = timeout_s
         self._official = self.base_url is None or "api.openai.com" in self.base_url
         self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=not self._official)
-        self._sdk = openai.OpenAI(
-            api_key=self._key, base_url=self.base_url, max_retries=0, timeout=timeout_s
+        # Building an SDK client builds an SSL context (~30 ms of CPU, certificates parsed);
+        # the pooled clients (`sdk_pool`: one per call in flight) share this one.
+        ssl_context = httpx.create_ssl_context(trust_env=True)
+        self._pool = SdkPool(
+            lambda: openai.OpenAI(
+                api_key=self._key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=timeout_s,
+                http_client=openai.DefaultHttpxClient(verify=ssl_context),
+            )
         )
 
     def __repr__(self) -> str:
@@ -71,23 +82,25 @@ class OpenAIClient:
     def _once(self, body: dict, timeout_s: float | None) -> Any:
         # never wait past the wall-time deadline
         options = {} if timeout_s is None else {"timeout": min(timeout_s, self.timeout_s)}
+        with self._pool.lease() as sdk:
+            return self._post(sdk, body, options)
+
+    def _post(self, sdk: openai.OpenAI, body: dict, options: dict) -> Any:
         try:
             # The SDK's `chat.completions.create` first walks every message through its
             # TypedDict transform, ~5 ms of CPU per call on an RLM's long prompts: with dozens
             # of questions in flight that is most of a core. The body here is plain JSON
             # already, so it is posted as is (the SDK's documented `post`; same errors).
-            return self._sdk.post(
-                "/chat/completions", cast_to=ChatCompletion, body=body, options=options
-            )
+            return sdk.post("/chat/completions", cast_to=ChatCompletion, body=body, options=options)
         except openai.APIStatusError as exc:
             raise classify_status(
                 self.spec, exc.status_code, exc.body, exc.response.headers, self._key, ENV_KEY
             ) from None
         except openai.APITimeoutError:
-            raise TransientError(f"timeout waiting for {self._sdk.base_url}") from None
+            raise TransientError(f"timeout waiting for {sdk.base_url}") from None
         except openai.APIConnectionError as exc:
             detail = scrub(str(exc), self._key).rstrip(".")
-            raise TransientError(f"cannot reach {self._sdk.base_url}: {detail}") from None
+            raise TransientError(f"cannot reach {sdk.base_url}: {detail}") from None
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise TransientError(f"malformed response: {type(exc).__name__}") from None
 
