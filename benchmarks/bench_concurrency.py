@@ -20,7 +20,9 @@ Printed per C, all measured in this run:
   wall time and wall / ideal (target: <= 1.5);
 - CPU seconds per question of the host (eval process, all threads), of the fork server and the
   workers it reaped, and of the loopback server (its own process, so it does not share the
-  host's GIL; its CPU still competes for the same two cores);
+  host's GIL; its CPU still competes for the same two cores), and of the whole machine
+  (/proc/stat: everything above plus the kernel's own work and the memory sampler, whose
+  share is printed; it samples from a process of its own, so it never holds the host's GIL);
 - peak host RSS (the eval process), peak PSS of the whole tree (host, fork server, workers:
   shared pages counted once), the fork server's RSS;
 - sandbox workers alive at the peak, and their private memory (USS: Private_Clean +
@@ -94,6 +96,17 @@ def _machine_busy_s() -> float:
     return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
+def _vm_rss_kb(pid: int) -> int:
+    """VmRSS of /proc/PID/status: kept by the kernel as a counter, so cheap to read often."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _rollup(pid: int) -> dict[str, int]:
     """kB figures of /proc/PID/smaps_rollup (Rss, Pss, Private_*), {} when the process is gone."""
     out: dict[str, int] = {}
@@ -130,11 +143,12 @@ def _count(path: str) -> int:
 class Sampler:
     """Polls the eval's process tree and keeps the peaks, from a process of its own: in the
     eval's process its parsing would compete for the host's GIL, and reading 64 workers'
-    `smaps_rollup` (a walk of each one's page tables) costs about a core-second per 10 s run,
-    so the workers are read every `worker_period` seconds and the host every `period`. Its own
-    CPU is reported apart from the figures it measures."""
+    `smaps_rollup` (a walk of each one's page tables) every quarter second cost about two
+    core-seconds per 10 s run. So the host's RSS, threads and fds are read every `period`
+    seconds from counters the kernel keeps, and the smaps of the tree (PSS, worker USS) every
+    `worker_period`. Its own CPU is reported apart from the figures it measures."""
 
-    def __init__(self, pid: int, period: float = 0.25, worker_period: float = 1.0) -> None:
+    def __init__(self, pid: int, period: float = 0.25, worker_period: float = 2.0) -> None:
         ctx = multiprocessing.get_context("spawn")
         self._ready, self._stop = ctx.Event(), ctx.Event()
         self._out: multiprocessing.Queue[dict] = ctx.Queue()
@@ -167,13 +181,12 @@ def _sample(pid: int, period: float, worker_period: float, ready, stop, out) -> 
         peak[key] = max(peak.get(key, 0), value)
 
     while not stop.is_set():
-        host = _rollup(pid)
-        note("host_rss_kb", host.get("Rss", 0))
+        note("host_rss_kb", _vm_rss_kb(pid))
         note("threads", _count(f"/proc/{pid}/task"))
         note("fds", _count(f"/proc/{pid}/fd"))
         if time.monotonic() >= next_workers:
             next_workers = time.monotonic() + worker_period
-            tree_pss = host.get("Pss", 0)
+            tree_pss = _rollup(pid).get("Pss", 0)
             servers = [p for p in _children(pid) if _is_fork_server(p)]
             workers = [w for z in servers for w in _children(z)]
             for z in servers:

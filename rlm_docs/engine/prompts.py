@@ -41,13 +41,12 @@ _SUMMARIES_LOCK = threading.Lock()
 
 def corpus_summary(corpus: Any) -> str:
     """Counts, every document (within a token budget) and a short toc: what the root knows up
-    front (computed once per corpus object)."""
+    front (computed once per corpus object: under the lock, so the questions an eval starts
+    at once do not each compute it)."""
     with _SUMMARIES_LOCK:
         known = _SUMMARIES.get(corpus)
-    if known is None:
-        known = _summary(corpus)
-        with _SUMMARIES_LOCK:
-            _SUMMARIES[corpus] = known
+        if known is None:
+            known = _SUMMARIES[corpus] = _summary(corpus)
     return known
 
 

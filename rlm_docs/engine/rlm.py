@@ -30,7 +30,7 @@ from rlm_docs.engine.citation_check import with_fallback
 from rlm_docs.engine.loop import Outcome, Settings, TurnLoop, answer_text
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Result, Trajectory
-from rlm_docs.engine.trajectory import trajectory_file
+from rlm_docs.engine.trajectory import trajectory_file, write_records
 from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
@@ -175,9 +175,10 @@ class RLM:
         result.citation_source, result.rejected_citations = source, rejected
         result.extraction, result.variables = extract_note, outcome.variables
         run.traj.result(result)
-        self.last_trajectory = run.traj.redacted()
+        records = run.traj.lines()  # redacted once, for the object and the file
+        self.last_trajectory = Trajectory.from_records(records)
         if pred.trajectory is not None:
-            run.traj.write(pred.trajectory)
+            write_records(pred.trajectory, records)
         return pred
 
     def _answer(

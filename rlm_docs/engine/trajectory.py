@@ -114,10 +114,6 @@ class TrajectoryWriter:
         result.timestamp = _now()
         self.trajectory.result = result
 
-    def redacted(self) -> Trajectory:
-        """A copy with API keys masked: what may leave the process (files, notebooks)."""
-        return Trajectory.from_records(self.lines())
-
     def lines(self) -> list[dict[str, Any]]:
         """All records, redacted and JSON-able."""
         return redact(self.trajectory.to_records())
