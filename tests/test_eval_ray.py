@@ -167,6 +167,21 @@ def _copies(questions: Path, n: int, path: Path) -> Path:
     return path
 
 
+def _actor_pids(raylet: int, title: bytes = b"ray::NodeWorker") -> set[int]:
+    """Processes of the node whose raylet is `raylet` that host a `NodeWorker` actor (Ray
+    titles them `ray::NodeWorker`, `ray::NodeWorker.run` while one runs a question; a node's
+    worker processes are its raylet's children)."""
+    pids = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == raylet and (proc / "cmdline").read_bytes().startswith(title):
+                pids.add(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
 def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tmp_path):
     # 18 questions (the fixture's 6, three times) at 1 s per model call, one at a time per
     # node on three nodes; the third node dies once a result is recorded and it runs one.
@@ -178,25 +193,11 @@ def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tm
 
     raylet = victim.all_processes["raylet"][0].process.pid
 
-    def busy_on_victim() -> bool:
-        """The victim's actor is running a question (Ray titles a busy actor process
-        `ray::NodeWorker.run`; a node's worker processes are children of its raylet)."""
-        for proc in Path("/proc").iterdir():
-            try:
-                parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                if parent == raylet and (proc / "cmdline").read_bytes().startswith(
-                    b"ray::NodeWorker.run"
-                ):
-                    return True
-            except (OSError, ValueError):
-                continue
-        return False
-
     def kill_mid_run():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             recorded = (out / "results.jsonl").exists() and (out / "results.jsonl").read_text()
-            if recorded and busy_on_victim():
+            if recorded and _actor_pids(raylet, title=b"ray::NodeWorker.run"):  # busy
                 cluster.remove_node(victim, allow_graceful=False)
                 killed.set()
                 return
@@ -226,6 +227,43 @@ def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tm
     # a resume finds nothing left to do
     assert _eval(store, out, *args, "--resume", dataset=dataset) == 0
     assert len(_recorded_ids(out)) == 18
+
+
+def test_a_node_that_joins_mid_run_takes_waiting_questions(cluster, env, store, tmp_path):
+    # 24 questions at 1 s per model call, one at a time per node: the two nodes need ~12 s.
+    # A third node joins once the first result is recorded and must run some of the rest.
+    # The driver is a process of its own: Ray adds a node only from a main thread.
+    dataset = _copies(QUESTIONS, 4, tmp_path / "many.jsonl")
+    out = env / "joined"
+    with ChatServer(reply=fake_model, latency_s=1.0) as server:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "rlm_docs", "eval", "--dataset", str(dataset),
+             "--corpus", str(store), "--out", str(out), "--no-progress",
+             "--system", "static-rag", "--model", f"openai:fake@{server.base_url}",
+             "--executor", "ray", "--ray-address", cluster.address, "--workers", "1"],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None:
+            if EvalRunDir(out).read_results():
+                break
+            time.sleep(0.05)
+        joiner = cluster.add_node(**NODE_ARGS)
+        try:
+            raylet = joiner.all_processes["raylet"][0].process.pid
+            pids: set[int] = set()
+            while driver.poll() is None:  # actors are killed when the run ends: note them now
+                pids |= _actor_pids(raylet)
+                time.sleep(0.05)
+        finally:
+            cluster.remove_node(joiner)
+        _, stderr = driver.communicate(timeout=60)
+    assert driver.returncode == 0, stderr
+    ids = _recorded_ids(out)
+    assert len(ids) == len(set(ids)) == 24
+    assert all(r["status"] == "ok" for r in load_run(out)[1])
+    by_joiner = _trajectory_pids(out) & {str(pid) for pid in pids}
+    assert by_joiner, "the node that joined ran no question"
 
 
 def test_without_ray_the_flag_fails_in_one_line(tmp_path, store):

@@ -1,9 +1,10 @@
 """`RayExecutor`: an eval's questions on a Ray cluster, one actor per node.
 
-Each alive node gets one `NodeWorker` actor that unpickles the task once (for `QuestionTask`:
-loads the corpus and, on its first question, the sandbox fork server) and runs up to `workers`
-questions at once in threads, so a node's fork server serves every question it runs. Results come
-back to the driver, which alone writes the run directory.
+Each alive node, including one that joins while questions still wait, gets one `NodeWorker`
+actor that unpickles the task once (for `QuestionTask`: loads the corpus and, on its first
+question, the sandbox fork server) and runs up to `workers` questions at once in threads, so a
+node's fork server serves every question it runs. Results come back to the driver, which alone
+writes the run directory.
 
 Exactly once: a question runs on one actor at a time (Ray's own retries stay off,
 `max_task_retries=0`). When its actor or node dies, or its result is lost with the node, the
@@ -22,6 +23,7 @@ once (`shipped_store`).
 
 import os
 import socket
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -40,6 +42,9 @@ R = TypeVar("R")
 # Times one question may lose its worker (node died, actor killed), and times actors may be
 # started on every node, before the run gives up.
 MAX_LOSSES = 3
+# While questions wait, the cluster is asked this often (seconds) for nodes that joined since
+# (an autoscaler's, or `ray start --address` by hand); each gets an actor and takes its share.
+NODE_POLL_S = 2.0
 
 
 class Secrets(dict):
@@ -132,19 +137,20 @@ class RayExecutor:
         if self._owns_connection and ray.is_initialized():
             ray.shutdown()
 
-    def _launch(self, fn: Callable, store: Any) -> dict[Any, tuple[str, Any]]:
-        """One actor per alive node, not waited for: {its `ready()` ref: (node id, actor)}."""
+    def _launch(self, fn: Callable, store: Any, skip: set[str]) -> dict[Any, tuple[str, Any]]:
+        """An actor on every alive node not in `skip`, not waited for: {its `ready()` ref:
+        (node id, actor)}."""
         plain, secrets = client_env()
         starting = {}
         for node in (n["NodeID"] for n in ray.nodes() if n["Alive"]):
+            if node in skip:
+                continue
             actor = NodeWorker.options(
                 max_concurrency=self.workers,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
                 runtime_env={"env_vars": plain},
             ).remote(fn, secrets, store)
             starting[actor.ready.remote()] = (node, actor)
-        if not starting:
-            raise RuntimeError("no alive Ray node to run the questions on")
         return starting
 
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
@@ -157,19 +163,32 @@ class RayExecutor:
         actors: dict[str, Any] = {}
         load: dict[str, int] = {}
         running: dict[Any, tuple[T, str]] = {}
+        known: set[str] = set()  # nodes given an actor in this run (working, starting or lost)
+        next_poll = time.monotonic() + NODE_POLL_S
         try:
             while pending or running:
                 if pending and not actors and not starting:
                     launches += 1
                     if launches > MAX_LOSSES:
                         raise RuntimeError(f"no Ray actor could start in {MAX_LOSSES} tries")
-                    starting = self._launch(fn, store)
+                    starting = self._launch(fn, store, skip=set())
+                    if not starting:
+                        raise RuntimeError("no alive Ray node to run the questions on")
+                    known |= {node for node, _ in starting.values()}
+                elif pending and time.monotonic() >= next_poll:  # a node that joined mid-run
+                    joined = self._launch(fn, store, skip=known)
+                    starting |= joined
+                    known |= {node for node, _ in joined.values()}
+                    next_poll = time.monotonic() + NODE_POLL_S
                 for node, actor in actors.items():
                     while pending and load[node] < self.workers:
                         item = pending.popleft()
                         running[actor.run.remote(item)] = (item, node)
                         load[node] += 1
-                [ref], _ = ray.wait([*running, *starting], num_returns=1)
+                ready, _ = ray.wait([*running, *starting], num_returns=1, timeout=NODE_POLL_S)
+                if not ready:
+                    continue
+                ref = ready[0]
                 if ref in starting:
                     node, actor = starting.pop(ref)
                     try:
