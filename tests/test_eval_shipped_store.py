@@ -2,15 +2,22 @@
 --ray-ship-corpus`), and the client settings that follow questions to other processes."""
 
 import importlib
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.errors import CorpusError
+from rlm_docs.eval import shipped_store
 from rlm_docs.eval.shipped_store import pack_store, unpack_store
 from rlm_docs.models.factory import _HTTP_BACKENDS, SECRET_ENV
 from tests.fixtures.eval.support import build_store
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _files(root):
@@ -28,8 +35,59 @@ def test_a_store_round_trips_and_unpacks_once_per_archive(tmp_path):
     (first / "seen").write_text("unpacked before")  # a second call must reuse this directory
     assert Path(unpack_store(archive, root=tmp_path / "node")) == first
     assert (first / "seen").exists()
-    # nothing half-unpacked is left beside it
-    assert [p.name for p in first.parent.iterdir()] == [first.name]
+    # nothing half-unpacked is left beside it (only the lock files' directory)
+    assert sorted(p.name for p in first.parent.iterdir()) == [".locks", first.name]
+
+
+def _unpack_elsewhere(archive: Path, root: Path, stay: bool) -> subprocess.Popen:
+    """Another process unpacks `archive` under `root`, prints its path, and exits at once
+    (`stay=False`: releasing the store) or waits for its stdin to close."""
+    code = (
+        "import sys; from rlm_docs.eval.shipped_store import unpack_store; "
+        f"print(unpack_store(open({str(archive)!r}, 'rb').read(), root={str(root)!r}), "
+        "flush=True); " + ("sys.stdin.read()" if stay else "")
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+
+def _age(path: Path, days: float) -> None:
+    old = time.time() - days * 86400
+    os.utime(path, (old, old))
+
+
+def test_old_stores_no_process_holds_are_pruned_and_held_ones_kept(tmp_path):
+    node = tmp_path / "node"
+    archives = {}
+    for name in ("gone", "held", "recent", "mine"):
+        store = build_store(tmp_path / name)
+        (store / "label").write_text(name)  # a different archive, so a different directory
+        archives[name] = tmp_path / f"{name}.tar"
+        archives[name].write_bytes(pack_store(store))
+    finished = _unpack_elsewhere(archives["gone"], node, stay=False)
+    gone = Path(finished.communicate(timeout=60)[0].strip())
+    holder = _unpack_elsewhere(archives["held"], node, stay=True)
+    try:
+        held = Path(holder.stdout.readline().strip())
+        recent = Path(_unpack_elsewhere(archives["recent"], node, False).communicate()[0].strip())
+        scratch = node / shipped_store._ROOT / ".unpacking-crashed"
+        scratch.mkdir()
+        for path in (gone, held, scratch):
+            _age(path, 2)
+        mine = Path(unpack_store(archives["mine"].read_bytes(), root=node))  # prunes
+        assert not gone.exists() and not scratch.exists()
+        assert held.is_dir() and recent.is_dir() and mine.is_dir()
+    finally:
+        holder.communicate(timeout=60)
+    # once its holder has exited, an old store goes at the next unpack
+    assert Path(unpack_store(archives["mine"].read_bytes(), root=node)) == mine
+    assert not held.exists()
+    # a store this process holds stays however old it is
+    _age(mine, 2)
+    assert shipped_store.prune_stores(node / shipped_store._ROOT) == []
+    assert mine.is_dir() and recent.is_dir()
 
 
 def test_a_missing_store_is_named(tmp_path):
