@@ -1,6 +1,7 @@
 """REPL semantics: persistence, errors, display, host RPC, get/set/variables, restarts."""
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,10 @@ def test_close_removes_the_worker_and_its_directory():
     box.close()
     box.close()
     assert not workdir.exists()
+    # killed at once; the fork server reaps it once it has exited, without holding up close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        time.sleep(0.01)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
 

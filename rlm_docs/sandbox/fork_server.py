@@ -13,8 +13,14 @@ Protocol: one JSON object per SOCK_SEQPACKET packet on a Unix socket pair.
        <- {"op": "ready", "phases": {...}} | {"op": "fatal", "type": str, "message": str}
   host -> {"op": "spawn", "request": {...}} with two fds (worker's read end, write end)
        <- {"op": "spawned", "pid": int}
-  host -> {"op": "reap", "pid": int}   kill the worker if it still runs, then reap it
-       <- {"op": "reaped", "returncode": int}   (negative: killed by that signal)
+  host -> {"op": "reap", "pid": int, "wait": bool}   kill the worker if it still runs
+       <- {"op": "reaped", "returncode": int | None}   (negative: killed by that signal)
+
+With `"wait": false` (a sandbox closed, whose exit code nobody needs) the reply comes at once
+and the worker is reaped later: waiting for a killed worker to exit (its address space torn
+down, ~10 ms of CPU that, with dozens of questions, waits its turn for a core) would hold up
+every spawn queued behind it in this one process. `"wait": true` (the host explaining a
+worker's death) waits, so the code is the worker's own.
 """
 
 import contextlib
@@ -35,6 +41,7 @@ from rlm_docs.sandbox.modules import load_modules
 from rlm_docs.sandbox.worker import run_worker
 
 MAX_PACKET = 1 << 16
+REAP_POLL_S = 0.2  # how often killed workers are looked for while no request comes
 
 
 class Phases(dict):
@@ -85,15 +92,31 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
     sock.send(json.dumps(message).encode())
 
 
-def _reap(pid: int) -> int:
-    """Kill worker `pid` (and its process group) if still running, and reap it."""
+def _reap(pid: int, wait: bool, dying: set[int]) -> int | None:
+    """Kill worker `pid` (and its process group) if still running; reap it now (`wait`: its
+    exit code) or later (None; `dying` holds it until `_reap_dying` finds it exited)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+    if not wait:
+        dying.add(pid)
+        return None
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:  # not ours, or already reaped
         return -signal.SIGKILL
     return os.waitstatus_to_exitcode(status)
+
+
+def _reap_dying(dying: set[int]) -> None:
+    """Reap the killed workers that have exited by now (never one the host has not let go:
+    its exit code is still to be asked for)."""
+    for pid in list(dying):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            dying.discard(pid)
 
 
 def _spawn(sock: socket.socket, request: dict[str, Any], fds: list[int], preloaded: dict) -> int:
@@ -129,8 +152,14 @@ def serve(sock: socket.socket) -> None:
     # Cheap forks (see huge_pages), made after "ready": collapsing the FinanceBench store takes
     # seconds, which the first worker must not wait for; forks get cheap once it is done.
     threading.Thread(target=collapse_private_memory, name="huge-pages", daemon=True).start()
+    dying: set[int] = set()
     while True:
-        data, fds, _flags, _addr = socket.recv_fds(sock, MAX_PACKET, 2)
+        _reap_dying(dying)
+        sock.settimeout(REAP_POLL_S if dying else None)  # idle: still reap the last ones
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, MAX_PACKET, 2)
+        except TimeoutError:
+            continue
         if not data:
             return
         message = json.loads(data)
@@ -138,7 +167,8 @@ def serve(sock: socket.socket) -> None:
             pid = _spawn(sock, message["request"], fds, preloaded)
             _send(sock, {"op": "spawned", "pid": pid})
         elif message["op"] == "reap":
-            _send(sock, {"op": "reaped", "returncode": _reap(int(message["pid"]))})
+            code = _reap(int(message["pid"]), bool(message.get("wait", True)), dying)
+            _send(sock, {"op": "reaped", "returncode": code})
 
 
 def main(argv: list[str]) -> int:

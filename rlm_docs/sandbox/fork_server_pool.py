@@ -104,9 +104,12 @@ class ForkServer:
         """Fork a worker that reads requests from fds[0] and writes replies to fds[1]."""
         return int(self._ask({"op": "spawn", "request": request}, fds)["pid"])
 
-    def reap(self, pid: int) -> int:
-        """Kill a worker if it still runs and reap it: its exit code, negative for a signal."""
-        return int(self._ask({"op": "reap", "pid": pid})["returncode"])
+    def reap(self, pid: int, wait: bool = True) -> int | None:
+        """Kill a worker if it still runs. `wait`: reap it now and return its exit code
+        (negative for a signal); otherwise return at once (None) and let the fork server reap
+        it once it has exited."""
+        code = self._ask({"op": "reap", "pid": pid, "wait": wait})["returncode"]
+        return None if code is None else int(code)
 
     def alive(self) -> bool:
         return self._proc.poll() is None

@@ -70,15 +70,18 @@ def _death_reason(returncode: int | None, limits: Limits) -> str:
     return f"exited with code {returncode}"
 
 
-def _stop_worker(server: ForkServer, pid: int, workdir: str, fds: list[int]) -> int | None:
-    """Kill a worker, reap it through its fork server (its exit code, if known), free its pipes
-    and directory. Also the finalizer of a sandbox that was never closed."""
+def _stop_worker(
+    server: ForkServer, pid: int, workdir: str, fds: list[int], exit_code: bool = False
+) -> int | None:
+    """Kill a worker through its fork server, free its pipes and directory; with `exit_code`,
+    wait until it is reaped and return its exit code (if known). Also the finalizer of a
+    sandbox that was never closed."""
     if server.owner != os.getpid():  # a forked copy of the host: the worker is the parent's
         return None
     code = None
     with contextlib.suppress(OSError, ValueError):
         if server.alive():
-            code = server.reap(pid)
+            code = server.reap(pid, wait=exit_code)
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -174,10 +177,15 @@ class Sandbox:
         self._security = dict(reply.get("security") or {})
         self.start_phases: dict[str, float] = dict(server.phases)
 
-    def _stop(self) -> int | None:
-        """Stop the current worker; its exit code when known."""
+    def _stop(self, exit_code: bool = False) -> int | None:
+        """Stop the current worker; with `exit_code`, wait for it to be reaped and return its
+        exit code when known (what killed it), else return at once (None)."""
         finalizer, self._finalizer = self._finalizer, None
-        return finalizer() if finalizer is not None else None
+        stop = finalizer.detach() if finalizer is not None else None
+        if stop is None:
+            return None
+        _, func, args, _ = stop
+        return func(*args, exit_code=exit_code)
 
     def restart(self) -> None:
         """Replace the worker by a fresh one (all variables are lost; the corpus is reloaded)."""
@@ -320,7 +328,7 @@ class Sandbox:
         elif isinstance(exc, _TimedOut):
             message = f"TimeoutError: cell exceeded {self.limits.wall_s} s wall clock; {_LOST}"
         else:
-            code = self._stop()
+            code = self._stop(exit_code=True)
             reason = exc.reason if isinstance(exc, _WorkerGone) and exc.reason else None
             reason = reason or _death_reason(code, self.limits)
             message = f"WorkerDied: the sandbox worker {reason}; {_LOST}"
