@@ -2,12 +2,13 @@
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from rlm_docs.errors import ConfigError, CorpusError
-from rlm_docs.sandbox import Limits, Sandbox, SandboxError
+from rlm_docs.sandbox import Limits, Sandbox, SandboxError, fork_server_pool
 from rlm_docs.sandbox.confine import worker_uid
 
 
@@ -262,3 +263,31 @@ def test_get_of_an_uncopyable_value_is_an_error_not_a_crash(sb):
     with pytest.raises(ValueError, match="nested too deeply"):
         sb.get("deep")
     assert sb.pid == pid and sb.get("total") == 5
+
+
+def test_concurrent_sandboxes_share_one_fork_server_and_each_gets_its_worker():
+    """Spawn and reap requests from many threads are pipelined on the fork server's one
+    socket: every thread gets its own reply (its own worker), none is lost or swapped."""
+
+    def one(i: int) -> tuple[int, str]:
+        with Sandbox(limits=Limits(wall_s=30)) as box:
+            return box.pid, box.run(f"x = {i} * 2\nprint(x)").stdout
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(one, range(32)))
+    assert [out for _, out in results] == [f"{i * 2}\n" for i in range(32)]
+    assert len({pid for pid, _ in results}) == 32
+
+
+def test_a_fork_server_that_dies_fails_waiting_and_later_requests():
+    server = fork_server_pool.acquire(None, None, 30)
+    try:
+        server._proc.kill()
+        server._proc.wait()
+        for _ in range(2):  # the one that finds it dead, and one after
+            with pytest.raises(OSError):
+                server.spawn({}, [])
+    finally:
+        fork_server_pool.release(server)
+    with Sandbox(limits=Limits(wall_s=30)) as box:  # the pool starts a fresh fork server
+        assert box.run("print(1)").stdout == "1\n"
