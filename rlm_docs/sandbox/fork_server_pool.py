@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 from collections import OrderedDict, deque
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +49,6 @@ def worker_env() -> dict[str, str]:
     }
 
 
-class _Reply:
-    """One request's reply, set by the reader thread (empty bytes: the fork server is gone)."""
-
-    __slots__ = ("data", "event")
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.data = b""
-
-
 class ForkServer:
     """A running fork server process and the host's end of its socket (thread-safe)."""
 
@@ -65,7 +56,8 @@ class ForkServer:
         self.users = 0
         self.owner = os.getpid()
         self._send_lock = threading.Lock()  # also guards `_waiting` and `_closed`
-        self._waiting: deque[_Reply] = deque()  # in the order the requests were sent
+        # Each request's reply (empty bytes: the fork server is gone), in the order sent.
+        self._waiting: deque[Future[bytes]] = deque()
         self._closed = False
         host_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_fd, log_path = tempfile.mkstemp(prefix="rlm-sandbox-log-")
@@ -126,8 +118,7 @@ class ForkServer:
                     self._closed = True
                     done, self._waiting = list(self._waiting), deque()
             for reply in done:
-                reply.data = data
-                reply.event.set()
+                reply.set_result(data)
             if not data:
                 return
 
@@ -137,17 +128,19 @@ class ForkServer:
         fds: list[int] | None = None,
         timeout_s: float | None = None,
     ) -> dict[str, Any]:
-        reply = _Reply()
+        reply: Future[bytes] = Future()
         with self._send_lock:
             if self._closed:
                 raise OSError("the sandbox fork server exited")
             socket.send_fds(self._sock, [json.dumps(message).encode()], fds or [])
             self._waiting.append(reply)
-        if not reply.event.wait(timeout_s):
-            raise TimeoutError(f"no answer from the sandbox fork server in {timeout_s} s")
-        if not reply.data:
+        try:
+            data = reply.result(timeout_s)
+        except TimeoutError:
+            raise TimeoutError(f"no answer from the sandbox fork server in {timeout_s} s") from None
+        if not data:
             raise OSError("the sandbox fork server exited")
-        return json.loads(reply.data)
+        return json.loads(data)
 
     def spawn(self, request: dict[str, Any], fds: list[int]) -> int:
         """Fork a worker that reads requests from fds[0] and writes replies to fds[1]."""
