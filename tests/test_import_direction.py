@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine", "bench"),
     ("systems",),
     ("eval",),
-    ("viewer", "serve"),
+    ("viewer", "serve", "hub", "export", "tracing"),
     ("notebook", "mcp_server"),
     ("cli",),
     ("rlm_docs", "__main__"),

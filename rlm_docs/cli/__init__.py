@@ -58,7 +58,19 @@ def _message(args: argparse.Namespace, text: str) -> str:
     return text
 
 
-_COMMANDS = ("ingest", "corpus", "ask", "eval", "sweep", "report", "view", "bench", "serve", "mcp")
+_COMMANDS = (
+    "ingest",
+    "corpus",
+    "ask",
+    "eval",
+    "sweep",
+    "report",
+    "view",
+    "bench",
+    "serve",
+    "mcp",
+    "data",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,120 @@
+"""`get_benchmark`: fetch a public benchmark and write it as a store and a question file.
+
+Nothing is written until every row has been read and validated, and the store and the
+question file are each written atomically, so a failed or interrupted get never leaves a
+question file that names a corpus it did not finish.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.atomic import atomic_write_text
+from rlm_docs.corpus.store import write_store
+from rlm_docs.errors import ConfigError, DatasetError
+from rlm_docs.hub import madqa
+from rlm_docs.hub.load import load_split
+from rlm_docs.questions import doc_key
+
+QUESTIONS_FILE = "questions.jsonl"
+CORPUS_DIR = "corpus"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """Where a benchmark's questions and corpus live on the hub and how rows convert."""
+
+    questions_repo: str
+    default_split: str
+    corpus_repo: str
+    corpus_split: str
+    question: Callable[[dict[str, Any], str], dict[str, Any]]
+    documents: Callable[[Any], tuple[list, list[str]]]
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    "madqa": Benchmark(
+        questions_repo=madqa.QUESTIONS_REPO,
+        default_split=madqa.DEFAULT_SPLIT,
+        corpus_repo=madqa.CORPUS_REPO,
+        corpus_split=madqa.CORPUS_SPLIT,
+        question=madqa.question_record,
+        documents=madqa.documents,
+    ),
+}
+
+
+def get_benchmark(
+    name: str,
+    out: str | Path,
+    split: str | None = None,
+    limit: int | None = None,
+    mirror: str | Path | None = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Write `out/corpus` and `out/questions.jsonl` for benchmark `name`; returns a summary.
+
+    `limit` keeps the first N questions of the split; the corpus is always whole, so a short
+    run searches the same collection as a full one. `mirror` is a directory holding local
+    copies of the hub repositories (`mirror/OxRML/MADQA`, ...).
+    """
+    bench = BENCHMARKS.get(name.lower())
+    if bench is None:
+        raise ConfigError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
+    split = split or bench.default_split
+    root = Path(mirror) if mirror is not None else None
+    log(f"questions: {bench.questions_repo} ({split})")
+    rows = load_split(bench.questions_repo, split, None, root)
+    if limit:
+        rows = rows.select(range(min(limit, len(rows))))
+    records = _questions(bench, rows, split)
+    log(f"corpus: {bench.corpus_repo} ({bench.corpus_split})")
+    docs, warnings = bench.documents(load_split(bench.corpus_repo, bench.corpus_split, None, root))
+    if not docs:
+        raise DatasetError(f"{bench.corpus_repo} ({bench.corpus_split}): no documents")
+    names = {doc_key(d.name) for d in docs}
+    missing = sorted(
+        {
+            e["document"]
+            for r in records
+            for e in r["evidence"]
+            if doc_key(e["document"]) not in names
+        }
+    )
+    target = Path(out)
+    store = write_store(
+        target / CORPUS_DIR,
+        docs,
+        manifest={"source": f"hf:{bench.corpus_repo}@{bench.corpus_split}"},
+    )
+    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    atomic_write_text(target / QUESTIONS_FILE, lines)
+    return {
+        "benchmark": name.lower(),
+        "split": split,
+        "questions": len(records),
+        "documents": len(docs),
+        "pages": sum(len(d.pages) for d in docs),
+        "corpus": str(store),
+        "dataset": str(target / QUESTIONS_FILE),
+        "page_count_warnings": warnings,
+        "missing_evidence_documents": missing,
+    }
+
+
+def _questions(bench: Benchmark, rows: Any, split: str) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for n, row in enumerate(rows, 1):
+        where = f"{bench.questions_repo} {split} row {n}"
+        record = bench.question(row, where)
+        qid = str(record["id"])
+        if qid in seen:
+            raise DatasetError(f"{where}: field 'id' {qid!r} repeats row {seen[qid]}")
+        seen[qid] = n
+        records.append(record)
+    if not records:
+        raise DatasetError(f"{bench.questions_repo} ({split}): no questions")
+    return records

@@ -1,0 +1,55 @@
+"""One split of a Hugging Face dataset, with the hub's failures as one-line user errors.
+
+`datasets.load_dataset` already caches every file under `HF_HOME`, resumes a broken download
+and shows progress bars; this module only decides where the repository comes from (the hub,
+or a local copy of it under `mirror`, as `hf download --repo-type dataset --local-dir` writes
+it, for machines without a network) and turns its exceptions into `HubError`s that name the
+repository and what to do.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from rlm_docs.errors import ConfigError, RlmDocsError
+
+
+class HubError(RlmDocsError):
+    """A data set could not be fetched or read (network, unknown split, missing extra)."""
+
+
+EXTRA_HINT = "pip install 'rlm-docs[hub]'"
+
+
+def source_of(repo: str, mirror: Path | None) -> str:
+    """What `load_dataset` is given: the hub name, or the mirror's copy of that repository."""
+    if mirror is None:
+        return repo
+    local = Path(mirror) / repo
+    if not local.is_dir():
+        raise HubError(f"--mirror {mirror}: no copy of {repo} (expected the directory {local})")
+    return str(local)
+
+
+def load_split(repo: str, split: str, config: str | None, mirror: Path | None) -> Any:
+    """The rows of `repo`'s `split` (a `datasets.Dataset`)."""
+    try:
+        import datasets
+    except ImportError:
+        raise ConfigError(f"data get needs the `hub` extra: {EXTRA_HINT}") from None
+    source = source_of(repo, mirror)
+    try:
+        return datasets.load_dataset(source, config, split=split)
+    except ConnectionError as exc:
+        raise HubError(
+            f"cannot reach the Hugging Face Hub for {repo} ({_first_line(exc)}); check the "
+            "network, or copy the repository to DIR/" + repo + " elsewhere and pass --mirror DIR"
+        ) from None
+    except ValueError as exc:  # an unknown split or config names the ones that exist
+        raise HubError(f"{repo}: {_first_line(exc)}") from None
+    except FileNotFoundError as exc:
+        raise HubError(f"{repo}: not found ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__

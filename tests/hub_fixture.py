@@ -1,0 +1,126 @@
+"""A local copy of the MADQA hub repositories, laid out as the hub serves them.
+
+`OxRML/MADQA`: parquet files per split (`dev`, `test`, `train`) with the columns the
+benchmark's harness reads (`id`, `question`, `answer_variants`, `evidence` as a list of
+`{document, page}`, `document_category`, `domain`; the public `test` split has no answers or
+evidence) and the `documents` config (`links` split: `document`, `url`), declared in the
+card's `configs`. `OxRML/pdfs-to-markdown-mistral-ocr`: split `train` with `pdf_name`,
+`markdown` (pages joined by `\\n---\\n`) and `metadata` (a JSON string with `num_pages`).
+
+The content is the bundled demo corpus and its questions (renamed to `NAME.pdf`, as MADQA
+names documents), repeated under new ids so a split holds more than 20 questions.
+"""
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "corpus"
+
+QUESTION_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("question", pa.string()),
+        ("answer_variants", pa.list_(pa.list_(pa.string()))),
+        ("evidence", pa.list_(pa.struct([("document", pa.string()), ("page", pa.int64())]))),
+        ("document_category", pa.string()),
+        ("domain", pa.string()),
+    ]
+)
+CORPUS_SCHEMA = pa.schema(
+    [("pdf_name", pa.string()), ("markdown", pa.string()), ("metadata", pa.string())]
+)
+LINKS_SCHEMA = pa.schema([("document", pa.string()), ("url", pa.string())])
+
+MADQA_CARD = """---
+license: cc-by-nc-4.0
+configs:
+- config_name: default
+  data_files:
+  - split: dev
+    path: data/dev-*
+  - split: test
+    path: data/test-*
+  - split: train
+    path: data/train-*
+- config_name: documents
+  data_files:
+  - split: links
+    path: documents/links-*
+---
+# MADQA (local test copy)
+"""
+CORPUS_CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*
+---
+# pdfs-to-markdown-mistral-ocr (local test copy)
+"""
+
+
+def demo_documents() -> dict[str, list[str]]:
+    """{document stem: pages} of the bundled demo corpus."""
+    return {
+        path.name.removesuffix(".pages.json"): json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted((DEMO / "documents").glob("*.pages.json"))
+    }
+
+
+def _rows(copies: int) -> list[dict]:
+    demo = [json.loads(line) for line in (DEMO / "questions.jsonl").read_text().splitlines()]
+    rows = []
+    for copy in range(copies):
+        for q in demo:
+            rows.append(
+                {
+                    "id": f"{q['id']}-{copy}",
+                    "question": q["question"],
+                    "answer_variants": q["answer_variants"],
+                    "evidence": [
+                        {"document": f"{e['document']}.pdf", "page": e["page"]}
+                        for e in q["evidence"]
+                    ],
+                    "document_category": "Financial report",
+                    "domain": q.get("domain", ""),
+                }
+            )
+    return rows
+
+
+def _write(path: Path, rows: list[dict], schema: pa.Schema) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+
+
+def write_madqa_mirror(mirror: Path, copies: int = 3) -> Path:
+    """Write both repositories under `mirror/OxRML/...`; returns `mirror`."""
+    questions = mirror / "OxRML" / "MADQA"
+    questions.mkdir(parents=True, exist_ok=True)
+    (questions / "README.md").write_text(MADQA_CARD)
+    rows = _rows(copies)
+    _write(questions / "data" / "dev-00000-of-00001.parquet", rows, QUESTION_SCHEMA)
+    _write(questions / "data" / "train-00000-of-00001.parquet", rows[:4], QUESTION_SCHEMA)
+    hidden = [{**r, "answer_variants": [], "evidence": []} for r in rows[:4]]
+    _write(questions / "data" / "test-00000-of-00001.parquet", hidden, QUESTION_SCHEMA)
+    docs = demo_documents()
+    links = [{"document": f"{n}.pdf", "url": f"https://example.org/{n}.pdf"} for n in docs]
+    _write(questions / "documents" / "links-00000-of-00001.parquet", links, LINKS_SCHEMA)
+    corpus = mirror / "OxRML" / "pdfs-to-markdown-mistral-ocr"
+    corpus.mkdir(parents=True, exist_ok=True)
+    (corpus / "README.md").write_text(CORPUS_CARD)
+    corpus_rows = [
+        {
+            "pdf_name": f"{name}.pdf",
+            "markdown": "\n---\n".join(pages),
+            "metadata": json.dumps({"num_pages": len(pages)}),
+        }
+        for name, pages in docs.items()
+    ]
+    _write(corpus / "data" / "train-00000-of-00001.parquet", corpus_rows, CORPUS_SCHEMA)
+    return mirror

@@ -1,0 +1,140 @@
+"""`rlm-docs data get`: MADQA from (a local copy of) the hub into a store and a question file.
+
+The copy is laid out as the hub serves the repositories (`tests/hub_fixture.py`) and is read
+through `datasets` itself, with the hub switched off (`HF_HUB_OFFLINE=1`), so nothing here can
+reach the internet.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("datasets", reason="the `hub` extra (datasets) is not installed")
+
+from rlm_docs import Corpus  # noqa: E402
+from rlm_docs.hub.madqa import split_pages  # noqa: E402
+from tests.hub_fixture import demo_documents, write_madqa_mirror  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory) -> Path:
+    return write_madqa_mirror(tmp_path_factory.mktemp("mirror"))
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    env.update(
+        HF_HOME=str(tmp_path / "hf"),
+        HF_HUB_OFFLINE="1",
+        RLM_DOCS_HOME=str(tmp_path / "home"),
+    )
+    return env
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rlm_docs", *args],
+        cwd=ROOT,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_split_pages_follows_the_official_baseline():
+    # The baseline cut on "\n---\n" and stripped each page; a table rule `|---|` or a `---`
+    # glued to text is not a break.
+    text = "# Title\nintro\n---\n\n|a|b|\n|---|---|\n|1|2|\n---\nlast ---\n"
+    assert split_pages(text) == ["# Title\nintro", "|a|b|\n|---|---|\n|1|2|", "last ---"]
+
+
+def test_data_get_then_eval_end_to_end(mirror, tmp_path):
+    out = tmp_path / "madqa"
+    got = _cli(tmp_path, "data", "get", "madqa", "--limit", "20", "--out", str(out),
+               "--mirror", str(mirror), "--json")  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    summary = json.loads(got.stdout)
+    assert summary["questions"] == 20 and summary["documents"] == 3
+    assert summary["page_count_warnings"] == [] and summary["missing_evidence_documents"] == []
+
+    lines = [json.loads(x) for x in (out / "questions.jsonl").read_text().splitlines()]
+    assert [q["id"] for q in lines[:2]] == ["demo-01-0", "demo-02-0"] and len(lines) == 20
+    first = lines[0]
+    assert first["evidence"][0] == {"document": "3M_2018_10K.pdf", "page": 56}
+    assert first["answer_variants"][1] == ["32,765"]
+    assert first["document_category"] == "Financial report"
+
+    corpus = Corpus.load(out / "corpus")
+    demo = demo_documents()
+    assert corpus.names == [f"{name}.pdf" for name in demo]
+    for name, pages in demo.items():  # every page back where the markdown had it
+        assert corpus.num_pages(f"{name}.pdf") == len(pages)
+        assert corpus.page(f"{name}.pdf", 56 if name.startswith("3M") else 2) == (
+            pages[55 if name.startswith("3M") else 1].strip()
+        )
+
+    run = tmp_path / "run"
+    ev = _cli(tmp_path, "eval", "--dataset", str(out / "questions.jsonl"), "--corpus",
+              str(out / "corpus"), "--system", "rlm", "--model", "offline", "--out", str(run),
+              "--no-progress", "--workers", "2")  # fmt: skip
+    assert ev.returncode == 0, ev.stderr
+    assert "missing 0" in ev.stdout and "failed 0" in ev.stdout
+    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 20
+    # the offline model cites the documents by their MADQA names, and they match the evidence
+    assert all(r["doc_f1"] == 1.0 for r in results)
+    assert sum(bool(r["correct"]) for r in results) >= 5
+
+
+def test_test_split_without_answers_is_one_line(mirror, tmp_path):
+    got = _cli(tmp_path, "data", "get", "madqa", "--split", "test", "--out",
+               str(tmp_path / "t"), "--mirror", str(mirror))  # fmt: skip
+    assert got.returncode == 2
+    assert got.stderr.strip().splitlines()[-1] == (
+        "rlm-docs data get: error: OxRML/MADQA test row 1: no 'answer_variants' (the public "
+        "test split has no answers; use --split dev)"
+    )
+    assert not (tmp_path / "t").exists()
+
+
+def test_unknown_split_names_the_ones_that_exist(mirror, tmp_path):
+    got = _cli(tmp_path, "data", "get", "madqa", "--split", "validation", "--out",
+               str(tmp_path / "v"), "--mirror", str(mirror))  # fmt: skip
+    assert got.returncode == 2
+    last = got.stderr.strip().splitlines()[-1]
+    assert last.startswith("rlm-docs data get: error: OxRML/MADQA: ") and "dev" in last
+    assert "Traceback" not in got.stderr
+
+
+def test_no_network_is_one_clear_line(tmp_path):
+    # The hub unreachable and nothing cached: HF_HUB_OFFLINE makes `datasets` fail as it does
+    # without a network, at once instead of after its retries.
+    got = _cli(tmp_path, "data", "get", "madqa", "--out", str(tmp_path / "n"))
+    assert got.returncode == 2
+    lines = got.stderr.strip().splitlines()
+    assert "Traceback" not in got.stderr
+    assert lines[-1].startswith(
+        "rlm-docs data get: error: cannot reach the Hugging Face Hub for OxRML/MADQA"
+    )
+    assert "--mirror DIR" in lines[-1]
+    assert not (tmp_path / "n").exists()
+
+
+def test_unknown_benchmark_and_missing_mirror_copy(tmp_path):
+    got = _cli(tmp_path, "data", "get", "madqb", "--out", str(tmp_path / "x"))
+    assert got.returncode == 2
+    assert got.stderr.strip() == (
+        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa"
+    )
+    got = _cli(tmp_path, "data", "get", "madqa", "--out", str(tmp_path / "x"),
+               "--mirror", str(tmp_path))  # fmt: skip
+    assert got.returncode == 2
+    assert f"no copy of OxRML/MADQA (expected the directory {tmp_path}/OxRML/MADQA)" in (got.stderr)
