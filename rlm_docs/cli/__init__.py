@@ -70,6 +70,7 @@ _COMMANDS = (
     "serve",
     "mcp",
     "data",
+    "export",
 )
 
 

@@ -113,6 +113,8 @@ def _truncate(text: str, limit: int) -> str:
 def _record_reply(record: Iteration, reply: Completion) -> None:
     record.response = reply.text
     record.usage = TurnUsage(reply.usage.input_tokens, reply.usage.output_tokens, reply.cost_usd)
+    if reply.usage.cached_tokens:  # prompt-cache reads, for exports and traces of the turn
+        record.usage.extra["cached_tokens"] = reply.usage.cached_tokens
 
 
 class TurnLoop:

@@ -34,7 +34,8 @@ Differences from rlms, all additive except the first two:
    are in `CellResult.extra`. The result record of an eval run adds `decomposition`
    (`rlm_docs.eval.decomposition`; in `Result.extra`).
 5. Iterations add `notice` (the governor's soft-limit text fed to the next turn), `usage`
-   (tokens and cost of the root call) and `forced` (the forced final turn).
+   (tokens and cost of the root call, and `cached_tokens` when the provider served part of the
+   prompt from its cache) and `forced` (the forced final turn).
 6. The extra `result` record at the end; rlms readers skip unknown record types.
 
 Version 2 (this writer) adds to version 1, which still loads:
