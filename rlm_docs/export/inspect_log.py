@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.engine.records import Iteration, SubCall, Trajectory
+from rlm_docs.engine.timeline import run_start, sub_call_time, turn_times
 from rlm_docs.errors import ConfigError
 from rlm_docs.export.run_files import read_run, trajectory_of
 from rlm_docs.version import __version__
@@ -197,13 +198,6 @@ def _sample(run_dir: Path, manifest: dict[str, Any], row: dict[str, Any]) -> Any
     )
 
 
-def _when(stamp: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(stamp) if stamp else None
-    except ValueError:
-        return None
-
-
 class _Events:
     """Builds the event list of one sample; times are relative to the first turn's start."""
 
@@ -242,8 +236,7 @@ class _Events:
 
 
 def _events(trajectory: Trajectory) -> tuple[list[Any], datetime | None]:
-    first = next((_when(it.timestamp) for it in trajectory.iterations), None)
-    start = first or _when(trajectory.metadata.timestamp)
+    start = run_start(trajectory)
     if start is None:
         return [], None
     out = _Events(start)
@@ -262,71 +255,71 @@ def _message(role: str, content: Any) -> Any:
 def _turns(out: _Events, trajectory: Trajectory, parent: str | None, start: datetime) -> None:
     model = trajectory.metadata.root_model or "unknown"
     history: list[Any] = []
-    when = start
+    previous_end = start
     for it in trajectory.iterations:
-        when = _when(it.timestamp) or when
-        span = out.span(f"turn {it.iteration}", "turn", parent, when)
+        times = turn_times(it, previous_end)
+        span = out.span(f"turn {it.iteration}", "turn", parent, times.turn.start)
         history += [_message(m.get("role", "user"), m.get("content", "")) for m in it.prompt]
-        took = float(it.iteration_time or 0.0)
-        cells_time = sum(float(b.result.execution_time or 0.0) for b in it.code_blocks)
-        call_end = when + timedelta(seconds=max(0.0, took - cells_time))
-        out.events.append(_root_call(out, it, model, list(history), span, when, call_end))
+        out.events.append(_root_call(out, it, model, list(history), span, times.root_call))
         history.append(_message("assistant", it.response))
-        cell_start = call_end
-        for k, block in enumerate(it.code_blocks, 1):
-            cell_end = cell_start + timedelta(seconds=float(block.result.execution_time or 0.0))
-            cell = out.span(f"cell {k}", "cell", span, cell_start)
-            out.events.append(_tool(out, it, k, block, cell, cell_start, cell_end))
+        for k, (block, when) in enumerate(zip(it.code_blocks, times.cells, strict=True), 1):
+            cell = out.span(f"cell {k}", "cell", span, when.start)
+            out.events.append(_tool(out, it, k, block, cell, when))
             for call in block.result.sub_calls:
-                _sub_call(out, call, cell, cell_start)
-            out.end(cell, span, cell_end)
-            cell_start = cell_end
-        out.end(span, parent, when + timedelta(seconds=took))
-        when = when + timedelta(seconds=took)
+                _sub_call(out, call, cell, when.start)
+            out.end(cell, span, when.end)
+        out.end(span, parent, times.turn.end)
+        previous_end = times.turn.end
 
 
-def _root_call(
-    out: _Events,
-    it: Iteration,
-    model: str,
-    history: list[Any],
-    span: str,
-    began: datetime,
-    ended: datetime,
+def _usage_of(input_tokens: int, output_tokens: int, cached: int, cost: float | None) -> Any:
+    from inspect_ai.model import ModelUsage
+
+    return ModelUsage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+        input_tokens_cache_read=cached or None,
+        total_cost=cost,
+    )
+
+
+def _model_event(
+    out: _Events, model: str, role: str, messages: list[Any], reply: str, span: str, when: Any
 ) -> Any:
     from inspect_ai.event import ModelEvent
-    from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
+    from inspect_ai.model import GenerateConfig, ModelOutput
 
-    output = ModelOutput.from_content(model, it.response)
-    if it.usage is not None:
-        cached = int(it.usage.extra.get("cached_tokens") or 0)
-        output.usage = ModelUsage(
-            input_tokens=it.usage.input_tokens,
-            output_tokens=it.usage.output_tokens,
-            total_tokens=it.usage.input_tokens + it.usage.output_tokens,
-            input_tokens_cache_read=cached or None,
-            total_cost=it.usage.cost_usd,
-        )
-    output.time = (ended - began).total_seconds()
+    output = ModelOutput.from_content(model, reply)
+    output.time = when.seconds
     return ModelEvent(
         model=model,
-        role="root",
-        input=history,
+        role=role,
+        input=messages,
         tools=[],
         tool_choice="none",
         config=GenerateConfig(),
         output=output,
         span_id=span,
-        timestamp=began,
-        working_start=out.at(began),
-        completed=ended,
-        working_time=output.time,
+        timestamp=when.start,
+        working_start=out.at(when.start),
+        completed=when.end,
+        working_time=when.seconds,
     )
 
 
-def _tool(
-    out: _Events, it: Iteration, k: int, block: Any, span: str, began: datetime, ended: datetime
+def _root_call(
+    out: _Events, it: Iteration, model: str, history: list[Any], span: str, when: Any
 ) -> Any:
+    event = _model_event(out, model, "root", history, it.response, span, when)
+    if it.usage is not None:
+        cached = int(it.usage.extra.get("cached_tokens") or 0)
+        u = it.usage
+        event.output.usage = _usage_of(u.input_tokens, u.output_tokens, cached, u.cost_usd)
+    return event
+
+
+def _tool(out: _Events, it: Iteration, k: int, block: Any, span: str, when: Any) -> Any:
     from inspect_ai.event import ToolEvent
 
     result = block.result
@@ -337,61 +330,31 @@ def _tool(
         arguments={"code": block.code},
         result=text,
         span_id=span,
-        timestamp=began,
-        working_start=out.at(began),
-        completed=ended,
-        working_time=(ended - began).total_seconds(),
+        timestamp=when.start,
+        working_start=out.at(when.start),
+        completed=when.end,
+        working_time=when.seconds,
     )
 
 
 def _sub_call(out: _Events, call: SubCall, parent: str, fallback: datetime) -> None:
-    from inspect_ai.event import ModelEvent
-    from inspect_ai.model import (
-        ChatMessageUser,
-        GenerateConfig,
-        ModelOutput,
-        ModelUsage,
-    )
+    from inspect_ai.model import ChatMessageUser
 
-    ledger = call.ledger or {}
-    began = (
-        datetime.fromtimestamp(float(ledger["started_at"]), UTC)
-        if ledger.get("started_at")
-        else fallback
-    )
-    took = float(ledger.get("latency_s") or call.execution_time or 0.0)
-    ended = began + timedelta(seconds=took)
-    model = str(ledger.get("model") or call.root_model or "unknown")
+    when = sub_call_time(call, fallback)
     if call.child is not None:  # rlm_query: a child run, its turns nested under this span
-        span = out.span(f"{call.kind} (depth {call.child.depth})", "rlm_query", parent, began)
-        _turns(out, call.child, span, began)
-        out.end(span, parent, ended)
+        span = out.span(f"{call.kind} (depth {call.child.depth})", "rlm_query", parent, when.start)
+        _turns(out, call.child, span, when.start)
+        out.end(span, parent, when.end)
         return
-    output = ModelOutput.from_content(model, call.response or "", error=call.error)
-    input_tokens = int(ledger.get("input_tokens") or 0)
-    output_tokens = int(ledger.get("output_tokens") or 0)
-    output.usage = ModelUsage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=input_tokens + output_tokens,
-        input_tokens_cache_read=int(ledger.get("cached_tokens") or 0) or None,
-        total_cost=call.cost_usd,
+    ledger = call.ledger or {}
+    model = str(ledger.get("model") or call.root_model or "unknown")
+    prompt = [ChatMessageUser(content=call.prompt)]
+    event = _model_event(out, model, call.kind, prompt, call.response or "", parent, when)
+    event.error = call.error
+    event.output.usage = _usage_of(
+        int(ledger.get("input_tokens") or 0),
+        int(ledger.get("output_tokens") or 0),
+        int(ledger.get("cached_tokens") or 0),
+        call.cost_usd,
     )
-    output.time = took
-    out.events.append(
-        ModelEvent(
-            model=model,
-            role=call.kind,
-            input=[ChatMessageUser(content=call.prompt)],
-            tools=[],
-            tool_choice="none",
-            config=GenerateConfig(),
-            output=output,
-            error=call.error,
-            span_id=parent,
-            timestamp=began,
-            working_start=out.at(began),
-            completed=ended,
-            working_time=took,
-        )
-    )
+    out.events.append(event)
