@@ -118,6 +118,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--judge-specificity", type=fraction, default=1.0, help="for Rogan-Gladen (default 1.0)"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--otel",
+        action="store_true",
+        help="send each question's spans (question, turns, cells, model calls) over OTLP/HTTP "
+        "to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); also on when that "
+        "variable is set (extra `otel`)",
+    )
     add_confirm_arg(p)
     add_timeout_arg(p)
     add_budget_args(
@@ -173,7 +180,7 @@ def _resume_hint(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.eval.aggregate import citation_f1_text, headline_accuracy
-    from rlm_docs.eval.runner import EvalSettings, run_eval
+    from rlm_docs.eval.runner import EvalSettings
     from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
 
@@ -210,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if len(limits) > 1:
             return _step_limits(settings, limits, args.out)
-        s = run_eval(settings)
+        s = _traced(settings, args.otel)
     except KeyboardInterrupt:
         done = _finished(Path(args.out))
         raise Interrupted(
@@ -225,6 +232,20 @@ def run(args: argparse.Namespace) -> int:
         f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
     )
     return 0
+
+
+def _traced(settings: "EvalSettings", otel: bool) -> dict:
+    """`run_eval`, with each finished question sent as spans when tracing is on (`--otel`
+    or OTEL_EXPORTER_OTLP_ENDPOINT; `rlm_docs.tracing`)."""
+    from rlm_docs.eval.runner import run_eval
+    from rlm_docs.tracing import open_tracing
+
+    tracer = open_tracing(otel)
+    try:
+        return run_eval(settings, on_record=tracer)
+    finally:
+        if tracer is not None:
+            tracer.close()
 
 
 def _finished(out: Path) -> int:

@@ -7,6 +7,7 @@ loses at most the questions in flight and never duplicates one.
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,8 +127,16 @@ def _stats(records: dict[str, dict[str, Any]]) -> str:
     return f"acc {acc:.1%}  ${cost:.4f}"
 
 
-def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[str, Any]:
-    """Run (or resume) an evaluation; returns the run summary (see `aggregate.summarize`)."""
+def run_eval(
+    settings: EvalSettings,
+    executor: Executor | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) an evaluation; returns the run summary (see `aggregate.summarize`).
+
+    `on_record` is called in this thread with each question's record once it is on disk
+    (e.g. `rlm_docs.tracing` turning it into spans); questions recorded before a resume are
+    not replayed to it."""
     if settings.judge and parse_spec(settings.judge).backend == "offline":
         raise ConfigError(
             "--judge offline: the offline model cannot judge answers; give a real model "
@@ -158,7 +167,7 @@ def run_eval(settings: EvalSettings, executor: Executor | None = None) -> dict[s
     if getattr(executor, "remote", False):
         task = task.copy(trajectories=None)  # workers ship trajectories back to this process
     try:
-        return _run(settings, questions, unknown, run, task, executor)
+        return _run(settings, questions, unknown, run, task, executor, on_record)
     finally:
         close = getattr(executor, "close", None)
         if owned and close is not None:
@@ -172,6 +181,7 @@ def _run(
     run: EvalRunDir,
     task: QuestionTask,
     executor: Executor,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """The run itself, once everything the user gave has been checked."""
     manifest = run.start(_manifest(settings, questions), settings.resume)
@@ -212,6 +222,8 @@ def _run(
                 record = run.adopt_trajectory(record)
                 run.append(record)
                 records[record["id"]] = record
+                if on_record is not None:
+                    on_record(record)
                 progress.update(bar, advance=1, stats=_stats(records))
     except KeyboardInterrupt:
         # Questions still in flight finish in the background (or die with the process): mark

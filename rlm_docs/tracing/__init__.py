@@ -1,0 +1,12 @@
+"""OpenTelemetry traces of eval runs, opt-in (`--otel`, or `OTEL_EXPORTER_OTLP_ENDPOINT` set).
+
+Each finished question becomes a trace: a span for the question, one per root turn, one per
+REPL cell and one per model call, timed as the trajectory recorded them, with OpenInference
+attribute names on the model-call spans so Phoenix, Langfuse or any OTLP collector shows model,
+tokens (cache reads included) and cost. Needs the `otel` extra.
+"""
+
+from rlm_docs.tracing.setup import QuestionTracer, open_tracing, tracing_requested
+from rlm_docs.tracing.spans import trace_question
+
+__all__ = ["QuestionTracer", "open_tracing", "trace_question", "tracing_requested"]
