@@ -30,6 +30,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     import os
 
     env = dict(os.environ)
+    env.pop("RLM_DOCS_HUB_MIRROR", None)
     env.update(
         HF_HOME=str(tmp_path / "hf"),
         HF_HUB_OFFLINE="1",
@@ -138,3 +139,24 @@ def test_unknown_benchmark_and_missing_mirror_copy(tmp_path):
                "--mirror", str(tmp_path))  # fmt: skip
     assert got.returncode == 2
     assert f"no copy of OxRML/MADQA (expected the directory {tmp_path}/OxRML/MADQA)" in (got.stderr)
+
+
+def test_mirror_from_the_environment(mirror, tmp_path):
+    env_mirror = {"RLM_DOCS_HUB_MIRROR": str(mirror)}
+    got = subprocess.run(
+        [sys.executable, "-m", "rlm_docs", "data", "get", "madqa", "--limit", "3", "--out",
+         str(tmp_path / "m")],
+        cwd=ROOT, env=_env(tmp_path) | env_mirror, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert len((tmp_path / "m" / "questions.jsonl").read_text().splitlines()) == 3
+    got = subprocess.run(
+        [sys.executable, "-m", "rlm_docs", "data", "get", "madqa", "--out", str(tmp_path / "e")],
+        cwd=ROOT, env=_env(tmp_path) | {"RLM_DOCS_HUB_MIRROR": str(tmp_path)},
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert got.returncode == 2
+    assert got.stderr.strip().splitlines()[-1] == (
+        f"rlm-docs data get: error: RLM_DOCS_HUB_MIRROR={tmp_path}: no copy of OxRML/MADQA "
+        f"(expected the directory {tmp_path}/OxRML/MADQA)"
+    )

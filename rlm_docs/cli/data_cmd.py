@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     get.add_argument(
         "--mirror",
         metavar="DIR",
-        help="read the hub repositories from local copies, DIR/OWNER/NAME (no network)",
+        help="read the hub repositories from local copies, DIR/OWNER/NAME (no network; "
+        "default: RLM_DOCS_HUB_MIRROR when set)",
     )
     get.add_argument("--json", action="store_true", help="print the summary as JSON")
     get.set_defaults(func=run_get)

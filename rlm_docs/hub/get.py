@@ -15,7 +15,7 @@ from rlm_docs.atomic import atomic_write_text
 from rlm_docs.corpus.store import write_store
 from rlm_docs.errors import ConfigError, DatasetError
 from rlm_docs.hub import madqa
-from rlm_docs.hub.load import load_split
+from rlm_docs.hub.load import load_split, mirror_setting
 from rlm_docs.questions import doc_key
 
 QUESTIONS_FILE = "questions.jsonl"
@@ -58,20 +58,22 @@ def get_benchmark(
 
     `limit` keeps the first N questions of the split; the corpus is always whole, so a short
     run searches the same collection as a full one. `mirror` is a directory holding local
-    copies of the hub repositories (`mirror/OxRML/MADQA`, ...).
+    copies of the hub repositories (`mirror/OxRML/MADQA`, ...); without it RLM_DOCS_HUB_MIRROR is
+    used when set.
     """
     bench = BENCHMARKS.get(name.lower())
     if bench is None:
         raise ConfigError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
     split = split or bench.default_split
-    root = Path(mirror) if mirror is not None else None
+    root, label = mirror_setting(mirror)
     log(f"questions: {bench.questions_repo} ({split})")
-    rows = load_split(bench.questions_repo, split, None, root)
+    rows = load_split(bench.questions_repo, split, None, root, label)
     if limit:
         rows = rows.select(range(min(limit, len(rows))))
     records = _questions(bench, rows, split)
     log(f"corpus: {bench.corpus_repo} ({bench.corpus_split})")
-    docs, warnings = bench.documents(load_split(bench.corpus_repo, bench.corpus_split, None, root))
+    corpus_rows = load_split(bench.corpus_repo, bench.corpus_split, None, root, label)
+    docs, warnings = bench.documents(corpus_rows)
     if not docs:
         raise DatasetError(f"{bench.corpus_repo} ({bench.corpus_split}): no documents")
     names = {doc_key(d.name) for d in docs}

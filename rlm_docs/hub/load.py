@@ -2,15 +2,19 @@
 
 `datasets.load_dataset` already caches every file under `HF_HOME`, resumes a broken download
 and shows progress bars; this module only decides where the repository comes from (the hub,
-or a local copy of it under `mirror`, as `hf download --repo-type dataset --local-dir` writes
-it, for machines without a network) and turns its exceptions into `HubError`s that name the
+or a local copy of it under `mirror` (`--mirror`, or RLM_DOCS_HUB_MIRROR), as
+`hf download --repo-type dataset --local-dir` writes it, for machines without a network) and turns its exceptions into `HubError`s that name the
 repository and what to do.
 """
 
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.env import env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
+
+MIRROR_VAR = "RLM_DOCS_HUB_MIRROR"
+"""A directory of local copies of hub repositories, used as `--mirror` is when it is unset."""
 
 
 class HubError(RlmDocsError):
@@ -20,23 +24,34 @@ class HubError(RlmDocsError):
 EXTRA_HINT = "pip install 'rlm-docs[hub]'"
 
 
-def source_of(repo: str, mirror: Path | None) -> str:
+def mirror_setting(flag: str | Path | None) -> tuple[Path | None, str]:
+    """The mirror directory (`--mirror`, else RLM_DOCS_HUB_MIRROR) and how to name it in an
+    error; (None, "") to use the hub."""
+    if flag is not None:
+        return Path(flag), f"--mirror {flag}"
+    value = env_value(MIRROR_VAR)
+    return (Path(value), f"{MIRROR_VAR}={value}") if value else (None, "")
+
+
+def source_of(repo: str, mirror: Path | None, label: str = "--mirror") -> str:
     """What `load_dataset` is given: the hub name, or the mirror's copy of that repository."""
     if mirror is None:
         return repo
     local = Path(mirror) / repo
     if not local.is_dir():
-        raise HubError(f"--mirror {mirror}: no copy of {repo} (expected the directory {local})")
+        raise HubError(f"{label}: no copy of {repo} (expected the directory {local})")
     return str(local)
 
 
-def load_split(repo: str, split: str, config: str | None, mirror: Path | None) -> Any:
+def load_split(
+    repo: str, split: str, config: str | None, mirror: Path | None, label: str = "--mirror"
+) -> Any:
     """The rows of `repo`'s `split` (a `datasets.Dataset`)."""
     try:
         import datasets
     except ImportError:
         raise ConfigError(f"data get needs the `hub` extra: {EXTRA_HINT}") from None
-    source = source_of(repo, mirror)
+    source = source_of(repo, mirror, label)
     try:
         return datasets.load_dataset(source, config, split=split)
     except ConnectionError as exc:
