@@ -49,8 +49,14 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    """One RLM_DOCS_HOME for all pages, so the demo store is built once."""
+    return tmp_path_factory.mktemp("home")
+
+
 @pytest.mark.parametrize("page", sorted(EXTRAS))
-def test_docs_examples_run(page, tmp_path):
+def test_docs_examples_run(page, tmp_path, home):
     pytest.importorskip(EXTRAS[page], reason=f"the extra docs/{page} uses is not installed")
     found = blocks(page)
     assert found, f"docs/{page} has no example"
@@ -65,7 +71,7 @@ def test_docs_examples_run(page, tmp_path):
     env.update(
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         PYTHONPATH=str(ROOT),
-        RLM_DOCS_HOME=str(tmp_path / "home"),
+        RLM_DOCS_HOME=str(home),
         RLM_DOCS_CACHE="off",
         RLM_DOCS_HUB_MIRROR=str(write_madqa_mirror(tmp_path / "hub-copy")),
         HF_HOME=str(tmp_path / "hf"),
