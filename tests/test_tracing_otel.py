@@ -99,10 +99,10 @@ def test_one_span_per_question_turn_cell_and_model_call(spans):
             assert parent.start_time <= s.start_time <= s.end_time <= parent.end_time, s.name
     question = next(s for s in finished if s.name == "question")
     a = question.attributes
-    assert a["openinference.span.kind"] == "AGENT" and a["rlm_docs.question.id"] == "q1"
+    assert a["openinference.span.kind"] == "AGENT" and a["rlmdocs.question.id"] == "q1"
     assert a["input.value"] == "What was Acme revenue for fiscal 2022?"
-    assert a["rlm_docs.correct"] is True and a["rlm_docs.steps"] == record["steps"]
-    assert a["rlm_docs.cost_usd"] == pytest.approx(record["cost_usd"])
+    assert a["rlmdocs.correct"] is True and a["rlmdocs.steps"] == record["steps"]
+    assert a["rlmdocs.cost_usd"] == pytest.approx(record["cost_usd"])
 
 
 def test_llm_spans_carry_openinference_model_tokens_cache_reads_and_cost(spans):
@@ -120,7 +120,7 @@ def test_llm_spans_carry_openinference_model_tokens_cache_reads_and_cost(spans):
         assert a["llm.token_count.prompt_details.cache_read"] == entry["cached_tokens"]
         assert a["llm.cost.total"] == pytest.approx(entry["cost_usd"]) and entry["cost_usd"] > 0
     sub = llm[1].attributes
-    assert sub["llm.model_name"] == "scripted" and sub["rlm_docs.role"] == "llm_query"
+    assert sub["llm.model_name"] == "scripted" and sub["rlmdocs.role"] == "llm_query"
     assert sub["input.value"] == "Acme revenue fiscal 2022?"
     # the ledger's own clock (to the microsecond a datetime keeps)
     assert abs(llm[1].start_time - ledger[1]["started_at"] * 1e9) < 2_000

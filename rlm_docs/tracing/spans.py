@@ -6,7 +6,7 @@ the run directory holds. Kinds and attribute names are OpenInference's (`openinf
 the question is an AGENT span, a turn a CHAIN, a cell a TOOL (`repl`), a model call an LLM span
 with `llm.model_name`, `llm.token_count.*` (cache reads as
 `llm.token_count.prompt_details.cache_read`) and `llm.cost.total`; rlm-docs' own figures are
-under `rlm_docs.*`.
+under `rlmdocs.*`.
 
 Secrets: every string attribute goes through `redact()`, which replaces the values of the
 API-key environment variables, and nothing from the model configuration (base URLs, headers)
@@ -102,18 +102,18 @@ def trace_question(
             A.OPENINFERENCE_SPAN_KIND: Kind.AGENT.value,
             A.INPUT_VALUE: record.get("question"),
             A.OUTPUT_VALUE: {"answer": record.get("answer"), "citations": record.get("citations")},
-            "rlm_docs.question.id": str(record.get("id")),
-            "rlm_docs.system": record.get("system"),
-            "rlm_docs.status": record.get("status"),
-            "rlm_docs.correct": bool(record.get("correct")),
-            "rlm_docs.score": _number(record.get("score")),
-            "rlm_docs.page_f1": _number(record.get("page_f1")),
-            "rlm_docs.doc_f1": _number(record.get("doc_f1")),
-            "rlm_docs.steps": record.get("steps"),
-            "rlm_docs.sub_calls": record.get("sub_calls"),
-            "rlm_docs.cost_usd": _number(record.get("cost_usd")),
-            "rlm_docs.stop_reason": record.get("stop_reason"),
-            "rlm_docs.error_type": record.get("error_type"),
+            "rlmdocs.question.id": str(record.get("id")),
+            "rlmdocs.system": record.get("system"),
+            "rlmdocs.status": record.get("status"),
+            "rlmdocs.correct": bool(record.get("correct")),
+            "rlmdocs.score": _number(record.get("score")),
+            "rlmdocs.page_f1": _number(record.get("page_f1")),
+            "rlmdocs.doc_f1": _number(record.get("doc_f1")),
+            "rlmdocs.steps": record.get("steps"),
+            "rlmdocs.sub_calls": record.get("sub_calls"),
+            "rlmdocs.cost_usd": _number(record.get("cost_usd")),
+            "rlmdocs.stop_reason": record.get("stop_reason"),
+            "rlmdocs.error_type": record.get("error_type"),
         },
     )
     end = _turns(tracer, trajectory, question, start)
@@ -141,9 +141,9 @@ def _turns(tracer: Tracer, trajectory: Trajectory, parent: Any, start: datetime)
             times.turn,
             {
                 A.OPENINFERENCE_SPAN_KIND: Kind.CHAIN.value,
-                "rlm_docs.turn": it.iteration,
-                "rlm_docs.depth": trajectory.depth,
-                "rlm_docs.forced": it.forced or None,
+                "rlmdocs.turn": it.iteration,
+                "rlmdocs.depth": trajectory.depth,
+                "rlmdocs.forced": it.forced or None,
             },
         )
         _root_call(tracer, it, meta.root_model, meta.backend, turn, times.root_call)
@@ -159,8 +159,8 @@ def _turns(tracer: Tracer, trajectory: Trajectory, parent: Any, start: datetime)
                     A.TOOL_NAME: "repl",
                     A.INPUT_VALUE: block.code,
                     A.OUTPUT_VALUE: result.stdout,
-                    "rlm_docs.stderr": result.stderr or None,
-                    "rlm_docs.restarted": result.restarted or None,
+                    "rlmdocs.stderr": result.stderr or None,
+                    "rlmdocs.restarted": result.restarted or None,
                 },
             )
             if result.stderr:
@@ -190,7 +190,7 @@ def _root_call(
     attributes = _llm_attributes(
         model, backend, usage, u.cost_usd if u else None, it.prompt, it.response
     )
-    attributes["rlm_docs.role"] = "root"
+    attributes["rlmdocs.role"] = "root"
     _start(tracer, "llm root", parent, when, attributes).end(end_time=_ns(when.end))
 
 
@@ -206,7 +206,7 @@ def _sub_call(tracer: Tracer, call: SubCall, parent: Any, fallback: datetime) ->
                 A.OPENINFERENCE_SPAN_KIND: Kind.AGENT.value,
                 A.INPUT_VALUE: call.prompt,
                 A.OUTPUT_VALUE: call.response,
-                "rlm_docs.depth": call.child.depth,
+                "rlmdocs.depth": call.child.depth,
             },
         )
         end = _turns(tracer, call.child, span, when.start)
@@ -222,7 +222,7 @@ def _sub_call(tracer: Tracer, call: SubCall, parent: Any, fallback: datetime) ->
     attributes = _llm_attributes(
         model, ledger.get("backend"), usage, call.cost_usd, call.prompt, call.response
     )
-    attributes["rlm_docs.role"] = call.kind
+    attributes["rlmdocs.role"] = call.kind
     span = _start(tracer, f"llm {call.kind}", parent, when, attributes)
     if call.error:
         span.set_status(Status(StatusCode.ERROR, _text(call.error)))
