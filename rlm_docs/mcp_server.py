@@ -13,7 +13,7 @@ range) come back as tool errors naming the document or page.
 import asyncio
 import functools
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -29,6 +29,7 @@ from rlm_docs.governor import Budget
 from rlm_docs.models import Client
 from rlm_docs.sandbox.helpers import make_helpers
 from rlm_docs.serve import wire
+from rlm_docs.serve.caller_input import BadField, request_budget, unpriced
 from rlm_docs.serve.served_runs import ServedRunPool, ServedRunRequest
 
 TOOLS = ("search", "grep", "page", "pages", "toc", "read_section", "files")
@@ -64,6 +65,7 @@ def build_server(
     prompt: str = "docs",
     log_dir: Any = None,
     max_runs: int = 1,
+    max_question_chars: int = 20_000,
 ) -> MCPServer:
     """The MCP server over `corpus` (see module docstring)."""
     server = MCPServer(
@@ -104,12 +106,24 @@ def build_server(
             "max_cost_usd": max_cost_usd,
             "max_wall_s": max_wall_s,
         }
-        limits = {
-            k: v if getattr(budget, k) is None else min(v, getattr(budget, k))
-            for k, v in given.items()
-            if v is not None
-        }
-        run_budget = replace(budget, **limits)
+        if not isinstance(question, str) or not question.strip():
+            raise ToolError("question: expected a non-empty string")
+        if len(question) > max_question_chars:
+            raise ToolError(
+                f"question: {len(question):,} characters, over this server's limit of "
+                f"{max_question_chars:,}"
+            )
+        try:
+            limits = {k: v for k, v in given.items() if v is not None}
+            run_budget = request_budget(budget, limits, prefix="ask")
+        except BadField as exc:
+            raise ToolError(str(exc).removeprefix("ask.")) from None
+        model_name = unpriced(run_budget, [model, sub_model])
+        if model_name is not None:
+            raise ToolError(
+                f"max_cost_usd: no price is known for model {model_name}, so a dollar limit "
+                "cannot be enforced"
+            )
         run = runner.try_start(ServedRunRequest(question, model, sub_model, run_budget, on_turn))
         if run is None:
             raise RuntimeError(

@@ -105,6 +105,19 @@ def served_models(
     return root, sub, models
 
 
+def check_prices(budget: Any, models: dict[str, Any]) -> None:
+    """ConfigError when `--max-cost` is set and a served model has no known price (the
+    governor could not enforce it, and every run would fail)."""
+    from rlm_docs.serve.caller_input import unpriced
+
+    model = unpriced(budget, list(models.values()))
+    if model is not None:
+        raise ConfigError(
+            f"--max-cost: no price is known for model {model}, so a dollar limit cannot be "
+            "enforced; add it to a price table (RLM_DOCS_PRICES) or drop --max-cost"
+        )
+
+
 def api_key_from_env(name: str | None) -> str | None:
     if name is None:
         return None
@@ -151,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
     budget = budget_from_args(args)
     api_key = api_key_from_env(args.api_key_env)
     root, sub, models = served_models(args, args.allow_model)
+    check_prices(budget, models)
     cfg = ServeConfig(
         corpus=corpus,
         models=models,
