@@ -2,7 +2,7 @@
 
 Tools: the sandbox's corpus helpers `search grep page pages toc read_section files`, built by
 `rlm_docs.sandbox.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
-return shapes model code gets in the REPL), and `ask`: a full RLM run with the server's models
+return shapes model code gets in the REPL; `host=True`: grep in linear time, results capped), and `ask`: a full RLM run with the server's models
 and budget (a call may lower the budget, never raise it), reporting each finished turn as an
 MCP progress notification. Documents are resources,
 `rlm-docs://documents/{name}` (marked text of the whole document) and
@@ -27,12 +27,26 @@ from rlm_docs.engine.records import Iteration
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
-from rlm_docs.sandbox.helpers import make_helpers
+from rlm_docs.sandbox.helpers import (
+    HOST_MAX_CONTEXT,
+    HOST_MAX_HITS,
+    HOST_MAX_RESULT_CHARS,
+    make_helpers,
+)
 from rlm_docs.serve import wire
 from rlm_docs.serve.caller_input import BadField, request_budget, unpriced
 from rlm_docs.serve.served_runs import ServedRunPool, ServedRunRequest
 
 TOOLS = ("search", "grep", "page", "pages", "toc", "read_section", "files")
+# What differs from the sandbox's helpers on this server (`make_helpers(host=True)`).
+HOST_NOTES = {
+    "grep": (
+        f"\nOn this server: RE2 syntax (no lookaround, no backreferences; \\w \\d \\b are "
+        f"ASCII), at most {HOST_MAX_HITS} hits and {HOST_MAX_CONTEXT} context lines."
+    ),
+    "search": f"\nOn this server: at most {HOST_MAX_HITS} hits.",
+}
+RESULT_NOTE = f"\nResults over {HOST_MAX_RESULT_CHARS:,} characters are refused."
 URI = "rlm-docs://documents/"
 
 
@@ -76,10 +90,11 @@ def build_server(
             "read_section() to read, or ask() for a full cited answer by a recursive LM."
         ),
     )
-    helpers = make_helpers(corpus)
+    helpers = make_helpers(corpus, host=True)
     for name in TOOLS:
         tool = _user_errors(helpers[name])
-        server.add_tool(tool, name=name, description=helpers[name].__doc__)
+        description = (helpers[name].__doc__ or "") + HOST_NOTES.get(name, "")
+        server.add_tool(tool, name=name, description=description + RESULT_NOTE)
     runner = ServedRunPool(corpus, max_runs=max_runs, prompt=prompt, log_dir=log_dir)
 
     async def ask(
