@@ -11,7 +11,13 @@ import logging
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
-from rlm_docs.cli.serve_cmd import api_key_from_env, check_prices, served_models
+from rlm_docs.cli.serve_cmd import (
+    add_connection_args,
+    api_key_from_env,
+    check_prices,
+    served_models,
+    server_config,
+)
 from rlm_docs.errors import ConfigError
 from rlm_docs.number_flags import positive_int, tcp_port
 
@@ -51,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="ask: question length limit (20,000)",
     )
     p.add_argument("--log-dir", metavar="DIR", help="write each ask run's trajectory here")
+    add_connection_args(p)
     add_budget_args(p)
     p.set_defaults(func=run)
 
@@ -98,5 +105,5 @@ def run(args: argparse.Namespace) -> int:
     if api_key is not None:
         app = BearerAuth(app, api_key)
     print(f"rlm-docs mcp: streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(server_config(app, args, log_level="warning")).run(sockets=[sock])
     return 0
