@@ -161,3 +161,21 @@ def test_ray_clusters_named_in_a_file_get_no_keys(env):
         assert secrets == {} and KEY not in json.dumps(plain)
     with endpoints.named_by_user(["10.0.0.7:6379"]):
         assert client_env("10.0.0.7:6379")[1] == {"OPENAI_API_KEY": KEY}
+
+
+def test_the_security_page_shows_what_a_dry_run_prints(env, capsys):
+    import re
+    import shutil
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "security.md").read_text()
+    spec = re.search(r"```toml\n(.*?)```", page, re.DOTALL).group(1)
+    shown = re.search(r"```text\n(.*?)```", page, re.DOTALL).group(1)
+    (env / "served.toml").write_text(spec, encoding="utf-8")
+    shutil.copy(QUESTIONS, env / "questions.jsonl")
+    argv = ["sweep", str(env / "served.toml"), "--out", str(env / "sweep"), "--dry-run"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in shown.splitlines():
+        assert line in printed, line
+    assert main([*argv, "--allow-endpoint", "127.0.0.1:8000"]) == 0
+    assert capsys.readouterr().out.count("(OPENAI_API_KEY sent)") == 2

@@ -85,9 +85,7 @@ def _authenticated(command: str, url: str) -> httpx.Response:
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_half_open_connections_past_the_fd_limit_do_not_lock_clients_out(
-    command, store, tmp_path
-):
+def test_half_open_connections_past_the_fd_limit_do_not_lock_clients_out(command, store, tmp_path):
     proc, url, log = _start(command, store, tmp_path)
     host, port = url.removeprefix("http://").split(":")
     sockets = []
