@@ -8,9 +8,10 @@ asyncio logs a traceback for every failed accept (about 100 MB in a minute). So:
 
 - a request head (request line and headers) must arrive within `header_timeout_s` of the
   connection opening, or of the previous response on a kept-alive connection; else it closes;
-- at most `max_connections` connections are open, below the open-file limit: a connection
-  past the cap closes the oldest one still waiting for its head (an attacker's half-open
-  sockets cannot lock a real client out), or itself when every connection is serving a request;
+- at most `max_connections` connections are open, below the open-file limit (and at most
+  ACCEPT_BATCH are accepted at a time): a connection past the cap closes the oldest one still
+  waiting for its head (an attacker's half-open sockets cannot lock a real client out), or
+  itself when every connection is serving a request;
 - failed accepts are logged at most once per `ACCEPT_LOG_EVERY_S`, one line without the
   traceback, with how many were left out.
 """
@@ -31,6 +32,12 @@ ACCEPT_LOG_EVERY_S = 10.0
 # File descriptors kept free for everything but client connections (corpus files, sandbox
 # pipes, the log, Python's own).
 FD_RESERVE = 64
+# Connections asyncio accepts in one event-loop turn (uvicorn's `backlog`, also the kernel's
+# listen queue). The cap is enforced as each connection starts, after the turn that accepted
+# it: with uvicorn's default of 2,048 one burst of half-open sockets ran out of descriptors
+# before any was counted. A quarter of the reserve keeps the cap plus the few turns whose
+# connections are accepted but not yet started below the limit.
+ACCEPT_BATCH = FD_RESERVE // 4
 
 
 def open_file_limit() -> int:
@@ -70,10 +77,12 @@ class GuardedH11(H11Protocol):
         self._seen_cycle: Any = None
         self._head_timer: asyncio.TimerHandle | None = None
         self._wait_for_head()
-        if len(self.connections) > self.guards.max_connections:
-            waiting = [c for c in self.connections if getattr(c, "waiting_since", None)]
+        open_now = [c for c in self.connections if not c.transport.is_closing()]
+        if len(open_now) > self.guards.max_connections:
+            waiting = [c for c in open_now if getattr(c, "waiting_since", None)]
             oldest = min(waiting, key=lambda c: c.waiting_since)  # self waits too
-            oldest.transport.close()
+            oldest.waiting_since = None
+            oldest.transport.close()  # leaves `connections` a loop turn later
 
     def _wait_for_head(self) -> None:
         self.waiting_since: float | None = time.monotonic()
@@ -150,4 +159,4 @@ def server_config(app: Any, guards: Guards, **options: Any) -> Any:
     asyncio_log = logging.getLogger("asyncio")
     if not any(isinstance(f, AcceptErrorFilter) for f in asyncio_log.filters):
         asyncio_log.addFilter(AcceptErrorFilter())
-    return uvicorn.Config(app, http=guarded_protocol(guards), **options)
+    return uvicorn.Config(app, http=guarded_protocol(guards), backlog=ACCEPT_BATCH, **options)
