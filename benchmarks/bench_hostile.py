@@ -18,12 +18,23 @@ Cases:
 - `ocr-index`: OCR JSON with `"index": 3000000000`; `ocr-tables`: 40 nested table links (2 KB).
 - `sanitize-1MB`: the terminal sanitizer on 1 MB of escape sequences.
 - `never-answers`: `ask --max-wall 5` against a chat server that never answers (wall seconds).
+- `mcp-grep-redos`: the MCP server's `grep` (`make_helpers(host=True)`) with `(\\w+\\s?)*\u0000`
+  over a 4.4M-character corpus; `mcp-grep-flood`: `grep("word", context=100000,
+  max_hits=10**9)` over it (took a server from 172 MB to 2.48 GB before the caps).
+- `question-60k`: the offline model's question parsers on 60,000-character hostile questions
+  (a word, `fy` repeated, `defined as` repeated; 46 s for `asked_decimals` alone before).
+- `serve-bodies`: `serve`'s request checks on a 100,000-deep body, a 5,000-digit integer and
+  NaN / 1e999 budgets.
+- `slowloris-320`: `serve` under a 256-file limit, 320 half-open connections, then an
+  authenticated request (its wall time, the server's log size, the server's own CPU and RSS
+  including its start).
 
 Run: `python benchmarks/bench_hostile.py [--case NAME]` (RLM_DOCS_HOME is used for the sandbox
 fork server cache). Figures measured on a loaded machine are noisy: CPU times are the stable part.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -212,6 +223,96 @@ def case_never_answers(tmp: Path) -> dict:
     return {"cpu_s": time.process_time() - cpu, "note": f"{wall:.1f} s wall for --max-wall 5"}
 
 
+def _words_corpus(chars: int = 4_400_000) -> Any:
+    from rlm_docs.corpus import Corpus
+
+    page = "\n".join(["word word word word"] * 1000)  # 20,000 characters
+    return Corpus.from_documents({"words": [page] * (chars // len(page))})
+
+
+def case_mcp_grep_redos(tmp: Path) -> dict:
+    from rlm_docs.sandbox.helpers import make_helpers
+
+    grep = make_helpers(_words_corpus(), host=True)["grep"]
+    return timed(grep, r"(\w+\s?)*\u0000")
+
+
+def case_mcp_grep_flood(tmp: Path) -> dict:
+    from rlm_docs.sandbox.helpers import make_helpers
+
+    grep = make_helpers(_words_corpus(), host=True)["grep"]
+    cpu = time.process_time()
+    hits = grep("word", context=100_000, max_hits=10**9)
+    chars = len(json.dumps(hits))
+    return {"cpu_s": time.process_time() - cpu, "note": f"{len(hits)} hits, {chars:,} chars"}
+
+
+def case_question_60k(tmp: Path) -> dict:
+    from rlm_docs.offline.computation import computation
+    from rlm_docs.offline.question import asked_decimals, asked_unit
+
+    def parse() -> None:
+        for text in ("a" * 60_000, "fy" * 30_000, "defined as " * 5_455):
+            asked_decimals(text), asked_unit(text), computation(text)
+
+    return timed(parse)
+
+
+def case_serve_bodies(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+    from rlm_docs.serve.caller_input import BadField, parse_json, request_budget
+
+    def check() -> None:
+        for body in ("[" * 100_000 + "]" * 100_000, '{"n": ' + "9" * 5000 + "}"):
+            with contextlib.suppress(ValueError):
+                parse_json(body)
+        for value in ("NaN", "1e999"):
+            with contextlib.suppress(BadField, ValueError):
+                request_budget(Budget(), parse_json(f'{{"max_wall_s": {value}}}'))
+
+    return timed(check)
+
+
+def case_slowloris(tmp: Path) -> dict:
+    import socket
+    import urllib.request
+
+    path = store(tmp)
+    log = tmp / "serve.log"
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rlm_docs", "serve", "--corpus", str(path), "--port", "0"]
+        + ["--api-key-env", "BENCH_KEY", "--header-timeout", "2"],
+        stderr=log.open("w"),
+        env=dict(os.environ, BENCH_KEY="k", RLM_DOCS_CACHE="off"),
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)),
+    )
+    while "listening on" not in log.read_text():
+        time.sleep(0.05)
+    url = log.read_text().split("listening on ")[1].split()[0]
+    host, port = url.removeprefix("http://").split(":")
+    held = []
+    for _ in range(320):
+        s = socket.create_connection((host, int(port)))
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        held.append(s)
+    wall = time.monotonic()
+    ask = urllib.request.Request(url + "/v1/models", headers={"Authorization": "Bearer k"})
+    status = urllib.request.urlopen(ask, timeout=30).status
+    wall = time.monotonic() - wall
+    time.sleep(3)
+    for s in held:
+        s.close()
+    server.terminate()
+    server.wait()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "cpu_s": 0.0,
+        "note": f"HTTP {status} in {wall:.2f} s; log {log.stat().st_size:,} bytes; server "
+        f"{used.ru_utime + used.ru_stime:.2f} s CPU, {used.ru_maxrss / 1024:.0f} MB incl. start",
+    }
+
+
 CASES = {
     "final-answer": case_final_answer,
     "citation-word": case_citation_word,
@@ -225,6 +326,11 @@ CASES = {
     "ocr-tables": case_ocr_tables,
     "sanitize-1MB": case_sanitize,
     "never-answers": case_never_answers,
+    "mcp-grep-redos": case_mcp_grep_redos,
+    "mcp-grep-flood": case_mcp_grep_flood,
+    "question-60k": case_question_60k,
+    "serve-bodies": case_serve_bodies,
+    "slowloris-320": case_slowloris,
 }
 
 

@@ -2,7 +2,7 @@
 
 Tools: the sandbox's corpus helpers `search grep page pages toc read_section files`, built by
 `rlm_docs.sandbox.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
-return shapes model code gets in the REPL), and `ask`: a full RLM run with the server's models
+return shapes model code gets in the REPL; `host=True`: grep in linear time, results capped), and `ask`: a full RLM run with the server's models
 and budget (a call may lower the budget, never raise it), reporting each finished turn as an
 MCP progress notification. Documents are resources,
 `rlm-docs://documents/{name}` (marked text of the whole document) and
@@ -13,7 +13,7 @@ range) come back as tool errors naming the document or page.
 import asyncio
 import functools
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -27,11 +27,26 @@ from rlm_docs.engine.records import Iteration
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
-from rlm_docs.sandbox.helpers import make_helpers
+from rlm_docs.sandbox.helpers import (
+    HOST_MAX_CONTEXT,
+    HOST_MAX_HITS,
+    HOST_MAX_RESULT_CHARS,
+    make_helpers,
+)
 from rlm_docs.serve import wire
+from rlm_docs.serve.caller_input import BadField, request_budget, unpriced
 from rlm_docs.serve.served_runs import ServedRunPool, ServedRunRequest
 
 TOOLS = ("search", "grep", "page", "pages", "toc", "read_section", "files")
+# What differs from the sandbox's helpers on this server (`make_helpers(host=True)`).
+HOST_NOTES = {
+    "grep": (
+        f"\nOn this server: RE2 syntax (no lookaround, no backreferences; \\w \\d \\b are "
+        f"ASCII), at most {HOST_MAX_HITS} hits and {HOST_MAX_CONTEXT} context lines."
+    ),
+    "search": f"\nOn this server: at most {HOST_MAX_HITS} hits.",
+}
+RESULT_NOTE = f"\nResults over {HOST_MAX_RESULT_CHARS:,} characters are refused."
 URI = "rlm-docs://documents/"
 
 
@@ -64,6 +79,7 @@ def build_server(
     prompt: str = "docs",
     log_dir: Any = None,
     max_runs: int = 1,
+    max_question_chars: int = 20_000,
 ) -> MCPServer:
     """The MCP server over `corpus` (see module docstring)."""
     server = MCPServer(
@@ -74,10 +90,11 @@ def build_server(
             "read_section() to read, or ask() for a full cited answer by a recursive LM."
         ),
     )
-    helpers = make_helpers(corpus)
+    helpers = make_helpers(corpus, host=True)
     for name in TOOLS:
         tool = _user_errors(helpers[name])
-        server.add_tool(tool, name=name, description=helpers[name].__doc__)
+        description = (helpers[name].__doc__ or "") + HOST_NOTES.get(name, "")
+        server.add_tool(tool, name=name, description=description + RESULT_NOTE)
     runner = ServedRunPool(corpus, max_runs=max_runs, prompt=prompt, log_dir=log_dir)
 
     async def ask(
@@ -104,12 +121,24 @@ def build_server(
             "max_cost_usd": max_cost_usd,
             "max_wall_s": max_wall_s,
         }
-        limits = {
-            k: v if getattr(budget, k) is None else min(v, getattr(budget, k))
-            for k, v in given.items()
-            if v is not None
-        }
-        run_budget = replace(budget, **limits)
+        if not isinstance(question, str) or not question.strip():
+            raise ToolError("question: expected a non-empty string")
+        if len(question) > max_question_chars:
+            raise ToolError(
+                f"question: {len(question):,} characters, over this server's limit of "
+                f"{max_question_chars:,}"
+            )
+        try:
+            limits = {k: v for k, v in given.items() if v is not None}
+            run_budget = request_budget(budget, limits, prefix="ask")
+        except BadField as exc:
+            raise ToolError(str(exc).removeprefix("ask.")) from None
+        model_name = unpriced(run_budget, [model, sub_model])
+        if model_name is not None:
+            raise ToolError(
+                f"max_cost_usd: no price is known for model {model_name}, so a dollar limit "
+                "cannot be enforced"
+            )
         run = runner.try_start(ServedRunRequest(question, model, sub_model, run_budget, on_turn))
         if run is None:
             raise RuntimeError(

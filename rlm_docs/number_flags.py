@@ -5,6 +5,7 @@ Below both front ends that parse flags, the CLI and the notebook magics (`%rlm_a
 so neither imports the other."""
 
 import argparse
+import math
 from collections.abc import Callable
 
 
@@ -15,7 +16,9 @@ def _number(kind: type, low: float, low_open: bool, high: float | None = None):
         except ValueError:
             noun = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
-        if value != value or value < low or (low_open and value == low):  # NaN too
+        if not math.isfinite(value):  # nan, inf: no limit at all, or one every check passes
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text}")
+        if value < low or (low_open and value == low):
             bound = f"> {low:g}" if low_open else f">= {low:g}"
             raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
         if high is not None and value > high:

@@ -158,6 +158,38 @@ def test_the_api_key_reaches_ray_workers_but_no_sandbox_and_no_file(cluster, env
         assert hits.stdout == "", f"the key was written to {hits.stdout}"
 
 
+def test_a_cluster_named_in_a_sweep_spec_gets_no_key_unless_allowed(cluster, env, store):
+    key = f"sk-ray-{uuid.uuid4().hex}"
+    os.environ["OPENAI_API_KEY"] = key  # monkeypatch (env fixture) restores it
+    with ChatServer(reply=fake_model, api_key=key, refuse=False) as server:
+        spec = env / "ray.toml"
+        spec.write_text(
+            f"""
+[sweep]
+executor = "ray"
+ray-address = "{cluster.address}"
+workers = 1
+[grid]
+system = "static-rag"
+model = "openai:fake@{server.base_url}"
+[[data]]
+dataset = "{QUESTIONS}"
+corpus = "{store}"
+limit = 2
+""",
+            encoding="utf-8",
+        )
+        model_server = server.url.removeprefix("http://")
+        base = ["sweep", str(spec), "--no-progress", "--allow-endpoint", model_server]
+        # the model server is allowed, the cluster is not: the actors get no key to send
+        assert main([*base, "--out", str(env / "withheld")]) == 0
+        assert server.requests and not any(r.authorized for r in server.requests)
+        server.requests.clear()
+        allowed = [*base, "--allow-endpoint", cluster.address, "--out", str(env / "allowed")]
+        assert main(allowed) == 0
+        assert server.requests and all(r.authorized for r in server.requests)
+
+
 def _copies(questions: Path, n: int, path: Path) -> Path:
     """`questions` repeated `n` times under new ids, written to `path`."""
     rows = [json.loads(line) for line in questions.read_text().splitlines()]

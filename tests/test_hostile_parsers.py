@@ -63,3 +63,27 @@ def test_results_are_still_right_after_the_adversarial_part() -> None:
     reply = read_reply("\n" * MB + "SEARCH:   net sales 2019   \n")
     assert reply.query == "net sales 2019"
     assert numbers("total 1" + ",111" * 1000 + " units") == {"1" + "111" * 1000}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * MB,
+        "fy" * (MB // 2),
+        "defined as " * (MB // 11),
+        "average " * (MB // 8),
+        "percent change in " + "a " * (MB // 2),
+        "year " + "a " * (MB // 2),
+    ],
+)
+def test_question_parsers_survive_one_megabyte(text: str) -> None:
+    # the offline model parses callers' questions on the host (MCP `ask`, serve)
+    from rlm_docs.offline.computation import computation
+    from rlm_docs.offline.question import asked_decimals, asked_unit
+
+    assert asked_decimals(text) is None and asked_unit(text) == ""
+    assert computation(text) is None
+    tail = " What was the gross margin? Round to two decimal places."
+    assert asked_decimals(text + tail) == 2
+    margin = computation(text + " what is the gross % margin")
+    assert (margin is None) == ("average" in text)  # a margin "average" asks for is not one

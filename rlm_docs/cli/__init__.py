@@ -113,16 +113,47 @@ def _os_error(exc: OSError) -> str:
     return f"{' -> '.join(names)}: {reason}" if names else reason
 
 
+# Flags whose values name a model (and so maybe an endpoint) or a Ray cluster.
+_MODEL_FLAGS = ("model", "sub_model", "judge", "allow_model")
+
+
+def named_endpoints(args: argparse.Namespace) -> list[str]:
+    """The endpoints this command line names: the `@URL` of its model flags, its
+    `--ray-address` and its `--allow-endpoint`s (where API keys may go, see
+    `rlm_docs.models.endpoints`)."""
+    from rlm_docs.models.endpoints import spec_url
+
+    found: list[str] = []
+    for dest in _MODEL_FLAGS:
+        value = getattr(args, dest, None)
+        for item in value if isinstance(value, list) else [value]:
+            url = spec_url(item) if isinstance(item, str) else None
+            if url:
+                found.append(url)
+    ray = getattr(args, "ray_address", None)
+    if ray and ray != "auto":
+        found.append(ray)
+    return found + list(getattr(args, "allow_endpoint", None) or [])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code.
 
     User mistakes come back as one line `rlm-docs CMD: error: ...` and exit code 2: an
     `RlmDocsError` from the command, or an OS error on a path the user gave (a file where a
-    directory belongs, a read-only or full disk) that no earlier check caught.
+    directory belongs, a read-only or full disk) that no earlier check caught. API keys go
+    only to endpoints this command line or the environment names (`named_endpoints`).
     """
+    from rlm_docs.models.endpoints import named_by_user
+
     raw = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(_join_dash_values(raw))
     args.argv = raw
+    with named_by_user(named_endpoints(args)):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     path = command_path(args)
     try:
         if getattr(args, "needs_home", False):

@@ -11,7 +11,13 @@ import logging
 import sys
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
-from rlm_docs.cli.serve_cmd import api_key_from_env, served_models
+from rlm_docs.cli.serve_cmd import (
+    add_connection_args,
+    api_key_from_env,
+    check_prices,
+    served_models,
+    server_config,
+)
 from rlm_docs.errors import ConfigError
 from rlm_docs.number_flags import positive_int, tcp_port
 
@@ -44,7 +50,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-runs", type=positive_int, default=1, help="concurrent ask runs (default 1)"
     )
+    p.add_argument(
+        "--max-question-chars",
+        type=positive_int,
+        default=20_000,
+        help="ask: question length limit (20,000)",
+    )
     p.add_argument("--log-dir", metavar="DIR", help="write each ask run's trajectory here")
+    add_connection_args(p)
     add_budget_args(p)
     p.set_defaults(func=run)
 
@@ -64,11 +77,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--api-key-env applies to --transport http (stdio is the agent's pipe)")
     api_key = api_key_from_env(args.api_key_env)
     root, sub, models = served_models(args)
+    budget = budget_from_args(args)
+    check_prices(budget, models)
     server = build_server(
         corpus,
         model=models[root],
         sub_model=models[sub],
-        budget=budget_from_args(args),
+        budget=budget,
+        max_question_chars=args.max_question_chars,
         prompt=args.prompt,
         log_dir=args.log_dir,
         max_runs=args.max_runs,
@@ -89,5 +105,5 @@ def run(args: argparse.Namespace) -> int:
     if api_key is not None:
         app = BearerAuth(app, api_key)
     print(f"rlm-docs mcp: streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(server_config(app, args, log_level="warning")).run(sockets=[sock])
     return 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
 from rlm_docs.errors import ConfigError
-from rlm_docs.number_flags import non_negative_float, positive_int, tcp_port
+from rlm_docs.number_flags import non_negative_float, positive_float, positive_int, tcp_port
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -74,8 +74,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="on SIGTERM, seconds runs in flight may take to finish before cancelling (30)",
     )
     p.add_argument("--log-dir", metavar="DIR", help="write each run's trajectory JSONL here")
+    add_connection_args(p)
     add_budget_args(p)
     p.set_defaults(func=run)
+
+
+def add_connection_args(p: argparse.ArgumentParser) -> None:
+    """`--max-connections` and `--header-timeout` (`rlm_docs.serve.connections`)."""
+    p.add_argument(
+        "--max-connections",
+        type=positive_int,
+        metavar="N",
+        help="open connections at most; past it the oldest one still sending its request head "
+        "is closed (default: half the open-file limit, at most 1,000)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="S",
+        help="seconds a connection has to send a request's line and headers (default 10)",
+    )
+
+
+def server_config(app: Any, args: argparse.Namespace, **options: Any) -> Any:
+    """The uvicorn config of `app` under the connection guards the flags ask for."""
+    from rlm_docs.serve.connections import Guards, connection_cap, server_config
+
+    guards = Guards(connection_cap(args.max_connections), args.header_timeout)
+    return server_config(app, guards, **options)
 
 
 def served_models(
@@ -103,6 +130,19 @@ def served_models(
                 raise ConfigError(f"model {spec!r}: a person at a terminal cannot serve requests")
             models[spec] = make_client(spec)
     return root, sub, models
+
+
+def check_prices(budget: Any, models: dict[str, Any]) -> None:
+    """ConfigError when `--max-cost` is set and a served model has no known price (the
+    governor could not enforce it, and every run would fail)."""
+    from rlm_docs.serve.caller_input import unpriced
+
+    model = unpriced(budget, list(models.values()))
+    if model is not None:
+        raise ConfigError(
+            f"--max-cost: no price is known for model {model}, so a dollar limit cannot be "
+            "enforced; add it to a price table (RLM_DOCS_PRICES) or drop --max-cost"
+        )
 
 
 def api_key_from_env(name: str | None) -> str | None:
@@ -151,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
     budget = budget_from_args(args)
     api_key = api_key_from_env(args.api_key_env)
     root, sub, models = served_models(args, args.allow_model)
+    check_prices(budget, models)
     cfg = ServeConfig(
         corpus=corpus,
         models=models,
@@ -167,8 +208,9 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     sock = bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(
+    config = server_config(
         make_app(cfg),
+        args,
         log_level="warning",
         timeout_graceful_shutdown=args.shutdown_grace,  # type: ignore[arg-type]  # float works
         lifespan="on",

@@ -8,8 +8,9 @@ it finished is skipped; any other existing cell is resumed (eval refuses a resum
 differ). Ctrl-C stops at once and every cell stays resumable: run the same command again. The
 sweep ends with one `report` over all cells in `DIR/report/`, labelled by cell name.
 
-`--dry-run` prints each cell, its question count and upper bounds on model calls and dollars
-(`rlm_docs.eval.bounds`) without writing or spending anything.
+`--dry-run` prints each cell, its question count, upper bounds on model calls and dollars
+(`rlm_docs.eval.bounds`) and where each of its models' requests go, with or without the API key
+(`rlm_docs.models.endpoints`), without writing or spending anything.
 """
 
 import argparse
@@ -21,6 +22,7 @@ from typing import Any
 from rlm_docs.cli.interrupt import Interrupted
 from rlm_docs.cli.sweep_spec import Cell, Sweep, Workload, cell_args, load_sweep
 from rlm_docs.errors import ConfigError
+from rlm_docs.terminal_text import sanitize
 
 RECORD = "sweep.json"
 
@@ -47,6 +49,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where each cell's questions run, as eval --executor (default: the spec's, or thread)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--allow-endpoint",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="send API keys to this model server or Ray cluster named in SPEC.toml (repeatable; "
+        "by default a key goes only to its provider or to servers named on the command line "
+        "or in the environment, see docs/security.md)",
+    )
     p.set_defaults(func=run, needs_home=True)
 
 
@@ -65,10 +76,32 @@ def _bounds(cell: Cell) -> tuple[int, Any, Any]:
     return n, calls.times(n), dollars.times(n)
 
 
+def _endpoints(cell: Cell) -> list[str]:
+    """`role spec -> where its requests go` for each model of a cell (key sent or not)."""
+    from rlm_docs.models.endpoints import describe
+
+    args = cell_args(cell)
+    roles = [("model", args.model), ("sub-model", args.sub_model), ("judge", args.judge)]
+    return [f"{role} {spec} -> {describe(spec)}" for role, spec in roles if spec]
+
+
+def _ray_line(sweep: Sweep) -> str | None:
+    from rlm_docs.models.endpoints import cluster_may_get_keys
+
+    flags = sweep.run_flags
+    address = next(
+        (b for a, b in zip(flags, flags[1:], strict=False) if a == "--ray-address"), None
+    )
+    if address is None:
+        return None
+    keys = "sent" if cluster_may_get_keys(address) else f"not sent (--allow-endpoint {address})"
+    return f"Ray cluster {address}: API keys {keys}"
+
+
 def _print_plan(sweep: Sweep) -> None:
     from rlm_docs.eval.bounds import Bound
 
-    rows, total_q = [], 0
+    rows, models, total_q = [], [], 0
     calls_total, usd_total = Bound(0), Bound(0)
     unbounded: list[str] = []
     for cell in sweep.cells:
@@ -87,10 +120,16 @@ def _print_plan(sweep: Sweep) -> None:
                 "unbounded" if usd.value is None else f"${usd.value:,.4f}",
             )
         )
+        models.append(_endpoints(cell))
     header = ("cell", "questions", "calls ≤", "dollars ≤")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
-    for r in [header, *rows]:
+    for r, lines in [(header, []), *zip(rows, models, strict=True)]:
         print(f"{r[0]:<{widths[0]}}  " + "  ".join(f"{r[i]:>{widths[i]}}" for i in (1, 2, 3)))
+        for line in lines:
+            print(f"    {sanitize(line)}")
+    ray = _ray_line(sweep)
+    if ray:
+        print(sanitize(ray))
     calls_text = "unbounded" if calls_total.value is None else f"{int(calls_total.value):,}"
     usd_text = "unbounded" if usd_total.value is None else f"${usd_total.value:,.4f}"
     print(
@@ -227,7 +266,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(sweep: Sweep, out: Path) -> None:
     from rlm_docs.eval.report import build_report
-    from rlm_docs.terminal_text import sanitize
 
     result = build_report(
         [out / c.name for c in sweep.cells],

@@ -14,7 +14,9 @@ once, and the runner records each id once.
 Secrets: API keys (`models.factory.SECRET_ENV`) go to each actor as a constructor argument,
 never in `runtime_env`: Ray's runtime-env agent logs every `runtime_env` it creates verbatim
 at INFO (`runtime_env_agent.log`: `Creating runtime env: {"env_vars": ...}`). Only the other
-client settings (base URLs, RLM_DOCS_*) travel in `runtime_env={"env_vars": ...}`.
+client settings (base URLs, RLM_DOCS_*) travel in `runtime_env={"env_vars": ...}`. Keys go only
+to a cluster the user named (`endpoints.cluster_may_get_keys`), and each actor applies the
+driver's rule for where its clients may send them.
 
 Corpus: by default every node reads the store at the driver's path (a shared filesystem);
 `ship_corpus=True` sends the store once through the object store and each node unpacks it
@@ -23,6 +25,7 @@ once (`shipped_store`).
 
 import os
 import socket
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -34,6 +37,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.shipped_store import pack_store, unpack_store
+from rlm_docs.models import endpoints
 from rlm_docs.models.factory import CLIENT_ENV, SECRET_ENV
 
 T = TypeVar("T")
@@ -54,11 +58,19 @@ class Secrets(dict):
         return f"Secrets({', '.join(f'{k}=***' for k in self)})"
 
 
-def client_env() -> tuple[dict[str, str], Secrets]:
-    """(settings for `runtime_env`, secrets for the actors) from this process's environment."""
+def client_env(address: str | None = None) -> tuple[dict[str, str], Secrets]:
+    """(settings for `runtime_env`, secrets for the actors) from this process's environment;
+    no secrets for a cluster the user did not name (`endpoints.cluster_may_get_keys`)."""
     plain = {k: v for k, v in os.environ.items() if k in CLIENT_ENV or k.startswith("RLM_DOCS_")}
     secrets = Secrets({k: os.environ[k] for k in SECRET_ENV if os.environ.get(k)})
-    return {k: v for k, v in plain.items() if k not in secrets}, secrets
+    if not endpoints.cluster_may_get_keys(address):
+        secrets = Secrets()
+    return {k: v for k, v in plain.items() if k not in SECRET_ENV}, secrets
+
+
+def secrets_named() -> list[str]:
+    """The API key variables set in this process's environment."""
+    return [k for k in SECRET_ENV if os.environ.get(k)]
 
 
 @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
@@ -66,8 +78,11 @@ class NodeWorker:
     """Runs one task on one node; a start error is kept and reported by `ready`, so a node
     that cannot read the corpus stops the run with its reason instead of being retried."""
 
-    def __init__(self, fn: Callable, secrets: Secrets, store: bytes | None) -> None:
+    def __init__(
+        self, fn: Callable, secrets: Secrets, store: bytes | None, rule: endpoints.KeyRule | None
+    ) -> None:
         os.environ.update(secrets)
+        endpoints.install(rule)  # the driver's: where keys may go
         self.error: str | None = None
         try:
             if store is not None:
@@ -116,6 +131,14 @@ class RayExecutor:
             raise ConfigError(f"--workers must be >= 1, got {workers}")
         self.workers = workers
         self.ship_corpus = ship_corpus
+        self.address = address
+        if secrets_named() and not endpoints.cluster_may_get_keys(address):
+            print(
+                f"warning: API keys are not sent to the Ray cluster at {address}: it was not "
+                f"named on the command line or in the environment (allow it with "
+                f"--allow-endpoint {address} or {endpoints.ALLOW_ENV}={address})",
+                file=sys.stderr,
+            )
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
             if address not in (None, "auto"):
@@ -140,7 +163,7 @@ class RayExecutor:
     def _launch(self, fn: Callable, store: Any, skip: set[str]) -> dict[Any, tuple[str, Any]]:
         """An actor on every alive node not in `skip`, not waited for: {its `ready()` ref:
         (node id, actor)}."""
-        plain, secrets = client_env()
+        plain, secrets = client_env(self.address)
         starting = {}
         for node in (n["NodeID"] for n in ray.nodes() if n["Alive"]):
             if node in skip:
@@ -149,7 +172,7 @@ class RayExecutor:
                 max_concurrency=self.workers,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
                 runtime_env={"env_vars": plain},
-            ).remote(fn, secrets, store)
+            ).remote(fn, secrets, store, endpoints.current_rule())
             starting[actor.ready.remote()] = (node, actor)
         return starting
 

@@ -1,5 +1,6 @@
 """Per-question limits on every axis of effort; None means unlimited."""
 
+import math
 from dataclasses import dataclass, fields
 
 from rlm_docs.errors import ConfigError
@@ -40,6 +41,8 @@ class Budget:
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"budget {f.name}: expected a number, got {value!r}")
+            if not _finite(value):  # NaN passes every `<` check; inf means "no limit" (None)
+                raise ConfigError(f"budget {f.name}: expected a finite number, got {_shown(value)}")
             if f.name in (*_INT_FIELDS, "max_concurrency") and not isinstance(value, int):
                 raise ConfigError(f"budget {f.name}: expected a whole number, got {value!r}")
             if value < 0:
@@ -50,3 +53,19 @@ class Budget:
             raise ConfigError(f"budget stop_at_step: must be >= 1, got {self.stop_at_step}")
         if not 0 < self.soft_fraction <= 1:
             raise ConfigError(f"budget soft_fraction: must be in (0, 1], got {self.soft_fraction}")
+
+
+def _finite(value: int | float) -> bool:
+    """Whether `value` is a finite float (a huge int is not: time and dollars overflow)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _shown(value: int | float) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's digit limit for str()
+        return "an integer of over 4,300 digits"
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text):,} digits)"

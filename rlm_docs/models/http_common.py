@@ -3,7 +3,8 @@
 The SDKs differ in their exception classes, but the decision is the same: 429/5xx/408/timeouts
 and garbage bodies are retried; 401/403 become `AuthError`; context-length refusals become
 `ContextLengthError`; other 4xx become `BadRequestError`. Provider messages are scrubbed of the
-API key, and auth failures never echo the provider's text (it can contain a masked key).
+API key, and auth failures never echo the provider's text (it can contain a masked key). The
+key goes only where `endpoints` allows.
 """
 
 import json
@@ -14,6 +15,7 @@ from typing import Any
 
 from rlm_docs.errors import ConfigError
 from rlm_docs.models.base import Completion, Usage
+from rlm_docs.models.endpoints import is_official, key_may_go, withheld_note
 from rlm_docs.models.errors import (
     AuthError,
     BadRequestError,
@@ -27,13 +29,20 @@ from rlm_docs.tokens import count_message_tokens, count_tokens
 _RETRY_STATUSES = {408, 409, 425, 429}
 
 
-def resolve_key(env_var: str, spec: str, custom_base_url: bool) -> str:
-    """The API key from `env_var`; required unless the endpoint is a custom (local) server."""
+NO_KEY = "no-key"  # what a server gets instead of the key; local servers (vLLM, Ollama) ignore it
+
+
+def resolve_key(env_var: str, spec: str, backend: str, base_url: str | None) -> tuple[str, str]:
+    """(the key to send, what to say when the server refuses it): the key from `env_var` when
+    it may go to `base_url` (`endpoints.key_may_go`), else `NO_KEY`; a missing key is an error
+    only for the provider's own endpoint."""
+    if not key_may_go(backend, base_url):
+        return NO_KEY, withheld_note(backend, base_url or "")
     key = os.environ.get(env_var, "").strip()
     if key:
-        return key
-    if custom_base_url:
-        return "no-key"  # local OpenAI-compatible servers (vLLM, llama.cpp, Ollama) ignore it
+        return key, f"check {env_var}"
+    if not is_official(backend, base_url):
+        return NO_KEY, f"{env_var} is not set"
     raise ConfigError(
         f"model {spec}: {env_var} is not set; export it, or use a local server with "
         f"BACKEND:MODEL@http://HOST:PORT/v1"
@@ -42,7 +51,7 @@ def resolve_key(env_var: str, spec: str, custom_base_url: bool) -> str:
 
 def scrub(text: str, key: str) -> str:
     """`text` with every occurrence of the key replaced."""
-    return text.replace(key, "***") if key and key != "no-key" else text
+    return text.replace(key, "***") if key and key != NO_KEY else text
 
 
 def error_detail(body: Any) -> tuple[str, str | None]:
@@ -66,7 +75,7 @@ def classify_status(
     body: Any,
     headers: Mapping[str, str] | None,
     key: str,
-    env_var: str,
+    auth_hint: str,
 ) -> Exception:
     """The exception to raise (or retry, for TransientError) for an HTTP error response."""
     message, code = error_detail(body)
@@ -74,7 +83,7 @@ def classify_status(
     if status in _RETRY_STATUSES or status >= 500:
         return TransientError(f"HTTP {status}: {message[:200]}", retry_after_seconds(headers))
     if status in (401, 403):
-        return AuthError(f"{spec}: authentication failed (HTTP {status}); check {env_var}")
+        return AuthError(f"{spec}: authentication failed (HTTP {status}); {auth_hint}")
     if is_context_length_message(code, message):
         return ContextLengthError(spec, message)
     return BadRequestError(f"{spec}: request refused (HTTP {status}): {message[:500]}")

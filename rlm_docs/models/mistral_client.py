@@ -72,7 +72,7 @@ class MistralClient:
         self.price = load_prices(prices).lookup(self.model)
         self.retry = retry or RetryPolicy()
         self.timeout_s = timeout_s
-        self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=self.base_url is not None)
+        self._key, self._auth_hint = resolve_key(ENV_KEY, self.spec, "mistral", self.base_url)
         self._server = self.base_url or DEFAULT_SERVER  # named in connection errors
         self._pool = SdkPool(  # one SDK client (so one connection pool) per call in flight
             lambda: Mistral(
@@ -98,7 +98,7 @@ class MistralClient:
             return self._from_raw(exc.body)
         except MistralError as exc:
             raise classify_status(
-                self.spec, exc.status_code, exc.body, exc.headers, self._key, ENV_KEY
+                self.spec, exc.status_code, exc.body, exc.headers, self._key, self._auth_hint
             ) from None
         except NoResponseError:
             raise TransientError(f"no response from {self._server}") from None

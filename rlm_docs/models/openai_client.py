@@ -14,6 +14,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from rlm_docs.models.base import Completion
+from rlm_docs.models.endpoints import is_official
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
@@ -61,8 +62,8 @@ class OpenAIClient:
         self.price = load_prices(prices).lookup(self.model)
         self.retry = retry or RetryPolicy()
         self.timeout_s = timeout_s
-        self._official = self.base_url is None or "api.openai.com" in self.base_url
-        self._key = resolve_key(ENV_KEY, self.spec, custom_base_url=not self._official)
+        self._official = is_official("openai", self.base_url)
+        self._key, self._auth_hint = resolve_key(ENV_KEY, self.spec, "openai", self.base_url)
         # Building an SDK client builds an SSL context (~30 ms of CPU, certificates parsed);
         # the pooled clients (`sdk_pool`: one per call in flight) share this one.
         ssl_context = httpx.create_ssl_context(trust_env=True)
@@ -94,7 +95,12 @@ class OpenAIClient:
             return sdk.post("/chat/completions", cast_to=ChatCompletion, body=body, options=options)
         except openai.APIStatusError as exc:
             raise classify_status(
-                self.spec, exc.status_code, exc.body, exc.response.headers, self._key, ENV_KEY
+                self.spec,
+                exc.status_code,
+                exc.body,
+                exc.response.headers,
+                self._key,
+                self._auth_hint,
             ) from None
         except openai.APITimeoutError:
             raise TransientError(f"timeout waiting for {sdk.base_url}") from None

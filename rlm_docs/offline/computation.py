@@ -71,10 +71,15 @@ def computation(question: str) -> dict | None:
       "FY1 - FY2 N year average" the mean of each year's margin;
     - `cagr`: "N year X CAGR from FY1 to FY2" -> compound annual growth in percent.
     """
+    # Every unbounded span is bounded ({1,200}, {1,300}) or anchored at a word start (`\b`):
+    # questions come from callers, and a pattern retried from every position of a long run of
+    # letters is quadratic in the question's length.
     q = question.lower()
-    definitions = re.findall(r"defined as|define [a-z ]+? as", q)
+    definitions = re.findall(r"defined as|define [a-z ]{1,200}? as", q)
     found = re.search(
-        r"(?:defined as:?|define [a-z ]+? as)\s*([^.?;]+?)\s*(?:/|divided by)\s*([^.?;]+)", q
+        r"(?:defined as:?|define [a-z ]{1,200}? as)\s*([^.?;]{1,300}?)\s*(?:/|divided by)"
+        r"\s*([^.?;]{1,300})",
+        q,
     )
     if found and len(definitions) == 1:
         parts = []
@@ -89,17 +94,18 @@ def computation(question: str) -> dict | None:
             return None
         return {"kind": "ratio", "num": parts[0], "den": parts[1]}
     found = re.search(
-        r"(?:year-over-year|yoy|percent(?:age)?) change in ([a-z&, ]+?) from fy\s?(\d{4}) "
+        r"(?:year-over-year|yoy|percent(?:age)?) change in ([a-z&, ]{1,200}?) from fy\s?(\d{4}) "
         r"to fy\s?(\d{4})",
         q,
     )
     if found and line_item(found.group(1))["query"]:
         return {"kind": "change", "item": line_item(found.group(1), list(found.groups()[1:]))}
-    found = re.search(r"year ([a-z&, ]+?) cagr from fy\s?(\d{4}) to fy\s?(\d{4})", q)
+    found = re.search(r"year ([a-z&, ]{1,200}?) cagr from fy\s?(\d{4}) to fy\s?(\d{4})", q)
     if found and line_item(found.group(1))["query"]:
         return {"kind": "cagr", "item": line_item(found.group(1), list(found.groups()[1:]))}
     found = re.search(
-        r"([a-z&]+(?: [a-z&]+)?) (?:%|percent) margin|([a-z&]+(?: [a-z&]+)?) as a % of revenue", q
+        r"\b([a-z&]+(?: [a-z&]+)?) (?:%|percent) margin|\b([a-z&]+(?: [a-z&]+)?) as a % of revenue",
+        q,
     )
     item = line_item(found.group(1) or found.group(2)) if found else None
     if not item or not item["query"]:

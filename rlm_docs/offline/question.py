@@ -101,7 +101,9 @@ def asked_unit(text: str) -> str:
 
 def asked_decimals(text: str) -> int | None:
     """Decimal places asked for ("round to two decimal places" -> 2), else None."""
-    found = re.search(r"(\w+) decimal places?", text, re.I)
+    # `\b`: a match starts only where a word does, so a long word is scanned once (without it,
+    # every position inside a 20,000-letter word retried the whole word: quadratic)
+    found = re.search(r"\b(\w+) decimal places?", text, re.I)
     if not found:
         return None
     word = found.group(1).lower()

@@ -6,6 +6,8 @@ Unknown documents raise `CorpusError` listing close names (from `Corpus`).
 """
 
 import bisect
+import functools
+import json
 import re
 import types
 from collections.abc import Callable
@@ -15,8 +17,17 @@ from rlm_docs.corpus import Corpus, sections
 from rlm_docs.corpus.compact import compact
 from rlm_docs.corpus.select import select
 from rlm_docs.errors import CorpusError
+from rlm_docs.linear_regex import compile_linear
 
 GREP_LINE_CHARS = 300
+
+# Caps of helpers run on the host (`make_helpers(host=True)`: the MCP server), where no cell's
+# memory limit bounds what a call builds: hits per grep/search, context lines each side of a
+# grep hit, and characters of any one result (as JSON).
+HOST_MAX_HITS = 200
+HOST_MAX_CONTEXT = 5
+HOST_MAX_RESULT_CHARS = 1_000_000
+HOST_MAX_WRAP_MATCHES = 20_000  # matches one grep walks looking for hits across line breaks
 
 
 def _check_int(value: Any, what: str) -> int:
@@ -64,14 +75,23 @@ def screened(regex: re.Pattern[str], text: str, raw: bool) -> bool:
     return bool(regex.search(text if raw else "\n".join(lines)) or regex.search(" ".join(lines)))
 
 
-def wrapped_hits(regex: re.Pattern[str], lines: list[str]) -> list[tuple[int, str]]:
+def wrapped_hits(
+    regex: re.Pattern[str], lines: list[str], budget: list[int] | None = None
+) -> list[tuple[int, str]]:
     """`(first line index, its lines joined)` of each match that crosses a line break (at most
     WRAP_LINES lines, never a blank line): the hits a per-line search cannot see. Why: table
     labels wrap (lines "Research and", "development", "expenses  $ 2,294") and a model greps
-    the phrase."""
+    the phrase. `budget` (`[matches left]`, spent here): on the host, the matches one grep
+    call may walk through, since a pattern such as `.` matches millions of times."""
+    if len(lines) < 2:
+        return []
     text, starts = flowed("\n".join(lines))
     out = []
     for m in regex.finditer(text):
+        if budget is not None:
+            budget[0] -= 1
+            if budget[0] < 0:
+                break
         first = bisect.bisect_right(starts, m.start()) - 1
         last = bisect.bisect_right(starts, max(m.end() - 1, m.start())) - 1
         spanned = [line.strip() for line in lines[first : last + 1]]
@@ -86,11 +106,16 @@ def page_block(doc: str, number: int, text: str) -> str:
 
 
 def make_helpers(
-    corpus: Corpus, reads: ReadLog | None = None, seen: ReadLog | None = None
+    corpus: Corpus, reads: ReadLog | None = None, seen: ReadLog | None = None, *, host: bool = False
 ) -> dict[str, Callable[..., Any]]:
     """`files page pages search grep locate toc read_section` bound to `corpus`; pages read are
     recorded in `reads` and pages named by `search`/`grep`/`locate` results in `seen`, when
     given (what a run looked at, for its decomposition record).
+
+    `host=True`: for callers outside a sandbox cell (the MCP server), whose time and memory
+    limits do not apply there: grep matches with RE2 (`rlm_docs.linear_regex`: linear time),
+    `max_hits`/`k` and `context` are capped (HOST_MAX_HITS, HOST_MAX_CONTEXT) and a result over
+    HOST_MAX_RESULT_CHARS is refused with a CorpusError saying to narrow the call.
 
     Text comes back compact (`rlm_docs.corpus.compact`: layout padding removed, empty pages
     marked) unless `raw=True`. `doc` arguments take a name, a name pattern or a list
@@ -149,7 +174,8 @@ def make_helpers(
         the documents `doc` names; `title` is the page's heading or table title ('' if none)."""
         if not isinstance(query, str):
             raise TypeError("search() query must be a string")
-        hits = corpus.search(query, k=_check_int(k, "k"), document=select(corpus, doc))
+        k = min(_check_int(k, "k"), HOST_MAX_HITS) if host else _check_int(k, "k")
+        hits = corpus.search(query, k=k, document=select(corpus, doc))
         for h in hits:
             looked.add(h.document, h.page)
         return [
@@ -180,21 +206,27 @@ def make_helpers(
         are screened on their raw text first (`screened`), so do not rely on runs of spaces; a
         pathological pattern is stopped by the cell's time limit.
         """
-        try:
-            regex = re.compile(pattern, re.MULTILINE)
-        except (re.error, TypeError) as exc:
-            raise CorpusError(f"grep(): invalid pattern {pattern!r}: {exc}") from None
+        if host:
+            regex = compile_linear(pattern)
+        else:
+            try:
+                regex = re.compile(pattern, re.MULTILINE)
+            except (re.error, TypeError) as exc:
+                raise CorpusError(f"grep(): invalid pattern {pattern!r}: {exc}") from None
         limit = _check_int(max_hits, "max_hits")
         around = _check_int(context, "context")
+        if host:
+            limit, around = min(limit, HOST_MAX_HITS), min(around, HOST_MAX_CONTEXT)
         names = select(corpus, doc) or corpus.names
         hits: list[dict[str, Any]] = []
+        budget = [HOST_MAX_WRAP_MATCHES] if host else None
         for name in names:
             for number, text in enumerate(corpus.pages(name, 1, corpus.num_pages(name)), 1):
                 if not screened(regex, text, raw):
                     continue
                 lines = shown(text, raw).splitlines()
                 matched = {i: line for i, line in enumerate(lines) if regex.search(line)}
-                for i, joined in wrapped_hits(regex, lines):
+                for i, joined in wrapped_hits(regex, lines, budget):
                     matched.setdefault(i, joined)
                 for i in sorted(matched):
                     hit = {"file": name, "page": number, "line": i + 1}
@@ -235,7 +267,7 @@ def make_helpers(
             para["text"] = shown(para["text"], raw)
         return paras
 
-    return {
+    helpers = {
         "files": files,
         "page": page,
         "pages": pages,
@@ -245,6 +277,24 @@ def make_helpers(
         "toc": toc,
         "read_section": read_section,
     }
+    return {name: _capped(fn) for name, fn in helpers.items()} if host else helpers
+
+
+def _capped(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` refusing a result of over HOST_MAX_RESULT_CHARS characters (as JSON)."""
+
+    @functools.wraps(fn)
+    def capped(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        size = len(result) if isinstance(result, str) else len(json.dumps(result))
+        if size > HOST_MAX_RESULT_CHARS:
+            raise CorpusError(
+                f"{fn.__name__}(): the result is {size:,} characters, over this server's limit "
+                f"of {HOST_MAX_RESULT_CHARS:,}; ask for fewer pages or hits"
+            )
+        return result
+
+    return capped
 
 
 class CorpusHelpers(types.SimpleNamespace):

@@ -2,23 +2,25 @@
 
 `POST /v1/chat/completions` answers the last user message with a full RLM run over the served
 corpus (`stream: true` sends a progress chunk per finished turn, then the answer);
-`GET /v1/models` lists `rlm-docs`; `GET /health` says how many runs are in flight. Requests
+`GET /v1/models` lists `rlm-docs`; `GET /health` says how many runs are in flight (the one
+route open without the token); `GET /openapi.json` is the schema. Requests
 may override the run's budget (`rlm_docs.budget`) and pick one of the server's models
 (`rlm_docs.model` / `rlm_docs.sub_model`), always within the server's own limits.
 
-Guards, in the order a request meets them: bearer token (401), body size (413), JSON shape and
-question length (400), model id (404), then the concurrent-run limit (429 with `Retry-After`).
+Guards, in the order a request meets them: bearer token (401), body size (413), strict JSON,
+field types, finite budgets, priced models for a dollar limit and question length (400, naming
+the field; `serve.caller_input`), model id (404), then the concurrent-run limit (429 with
+`Retry-After`).
 A client that disconnects cancels its run at the run's next model call; on shutdown uvicorn
 lets in-flight requests finish for the grace period, then cancels them, and the app waits for
 the cancelled runs to stop. Each run's start and end are logged to `rlm_docs.serve`.
 """
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +30,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import Prediction
 from rlm_docs.engine.records import Iteration
-from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
 from rlm_docs.serve import wire
 from rlm_docs.serve.auth import REFUSAL, bearer_ok
+from rlm_docs.serve.caller_input import BadField, parse_json, request_budget, unpriced
 from rlm_docs.serve.served_runs import ServedRun, ServedRunPool, ServedRunRequest, log
 
 POLL_S = 0.25
@@ -78,30 +80,6 @@ class ApiError(Exception):
         return JSONResponse(
             wire.error_body(str(self), kind, self.code), self.status, headers=self.headers
         )
-
-
-_NUMERIC = [f.name for f in fields(Budget) if f.name.startswith("max_")]
-
-
-def request_budget(server: Budget, given: Any) -> Budget:
-    """The server's budget with the request's `max_*` overrides, each capped at the server's."""
-    if given is None:
-        return server
-    if not isinstance(given, dict):
-        raise ApiError(400, "rlm_docs.budget must be an object of max_* limits")
-    unknown = sorted(set(given) - set(_NUMERIC))
-    if unknown:
-        raise ApiError(400, f"rlm_docs.budget: unknown field {unknown[0]!r} (allowed: {_NUMERIC})")
-    changes = {}
-    for name, value in given.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ApiError(400, f"rlm_docs.budget.{name}: expected a number, got {value!r}")
-        cap = getattr(server, name)
-        changes[name] = value if cap is None else min(value, cap)
-    try:
-        return replace(server, **changes)
-    except RlmDocsError as exc:
-        raise ApiError(400, f"rlm_docs.{exc}") from None
 
 
 def _question(body: dict[str, Any], limit: int) -> str:
@@ -157,8 +135,8 @@ class Service:
             if len(data) > limit:
                 raise ApiError(413, f"request body over this server's limit of {limit:,} bytes")
         try:
-            body = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            body = parse_json(data)
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError too
             raise ApiError(400, f"request body is not JSON: {exc}") from None
         if not isinstance(body, dict):
             raise ApiError(400, "request body must be a JSON object")
@@ -166,6 +144,10 @@ class Service:
 
     def _client(self, options: dict[str, Any], key: str, default: str) -> Client:
         spec = options.get(key, default)
+        if not isinstance(spec, str):
+            raise ApiError(
+                400, f"rlm_docs.{key}: expected a model string, got {type(spec).__name__}"
+            )
         if spec not in self.cfg.models:
             raise ApiError(
                 400,
@@ -186,9 +168,22 @@ class Service:
         if not isinstance(options, dict):
             raise ApiError(400, "rlm_docs must be an object")
         question = _question(body, self.cfg.max_question_chars)
-        budget = request_budget(self.cfg.budget, options.get("budget"))
+        try:
+            budget = request_budget(self.cfg.budget, options.get("budget"))
+        except BadField as exc:
+            raise ApiError(400, str(exc)) from None
         root = self._client(options, "model", self.cfg.model)
         sub = self._client(options, "sub_model", self.cfg.sub_model)
+        model = unpriced(budget, [root, sub])
+        if model is not None:
+            raise ApiError(
+                400,
+                f"rlm_docs.budget.max_cost_usd: no price is known for model {model}, so a dollar "
+                "limit cannot be enforced; drop max_cost_usd or choose a priced model",
+            )
+        stream_options = body.get("stream_options")
+        if stream_options is not None and not isinstance(stream_options, dict):
+            raise ApiError(400, 'stream_options: expected an object, e.g. {"include_usage": true}')
         req = ServedRunRequest(question, root, sub, budget, on_turn)
         echo = {"model": root.spec, "sub_model": sub.spec, "budget": asdict(budget)}
         return req, echo
@@ -289,7 +284,11 @@ def make_app(cfg: ServeConfig) -> FastAPI:
         await asyncio.to_thread(service.runner.close)
         log.info("shutdown: all runs ended")
 
-    app = FastAPI(title="rlm-docs", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # The schema maps every route and extension field: it is served behind the token like the
+    # API it describes (only /health is open, for load balancers and probes).
+    app = FastAPI(
+        title="rlm-docs", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     app.state.service = service
 
     @app.exception_handler(ApiError)
@@ -301,6 +300,11 @@ def make_app(cfg: ServeConfig) -> FastAPI:
         service.authorize(request)
         entry = {"id": wire.MODEL_ID, "object": "model", "created": 0, "owned_by": "rlm-docs"}
         return JSONResponse({"object": "list", "data": [entry]})
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(request: Request) -> JSONResponse:
+        service.authorize(request)
+        return JSONResponse(app.openapi())
 
     @app.get("/health")
     async def health() -> JSONResponse:

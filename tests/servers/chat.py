@@ -21,7 +21,8 @@ Constructor options:
 - `cached_tokens(messages) -> int`: reported as `prompt_tokens_details.cached_tokens` (default 0;
   the Mistral flavor includes the details object only when non-zero).
 - `latency_s`: delay added to every request (benchmarks); `api_key`: when set, requests without
-  `Authorization: Bearer <api_key>` get a 401.
+  `Authorization: Bearer <api_key>` get a 401, unless `refuse=False`: then every request is
+  answered and `Request.authorized` only records whether it carried the key (where keys go).
 
 Fault queue (FIFO, one fault consumed per request, then normal service resumes):
 `fail(status, retry_after=None, retry_after_ms=None, message=...)`, `delay(seconds)`,
@@ -77,6 +78,7 @@ class ChatServer:
         cached_tokens: Callable[[list[dict]], int] | None = None,
         latency_s: float = 0.0,
         api_key: str | None = None,
+        refuse: bool = True,
     ) -> None:
         if flavor not in ("openai", "mistral"):
             raise ValueError(f"flavor must be 'openai' or 'mistral', got {flavor!r}")
@@ -86,6 +88,7 @@ class ChatServer:
         self.cached_tokens = cached_tokens or (lambda messages: 0)
         self.latency_s = latency_s
         self.api_key = api_key
+        self.refuse = refuse
         self.requests: list[Request] = []
         self.served: list[dict[str, int]] = []
         self._faults: deque[Fault] = deque()
@@ -303,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path != CHAT_PATH:
             self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
             return
-        if not authorized:
+        if not authorized and srv.refuse:
             fault = Fault("status", 401, {}, "Incorrect API key provided", "invalid_api_key")
             self._send(401, json.dumps(srv._error_body(fault)).encode())
             return
