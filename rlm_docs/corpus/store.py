@@ -58,8 +58,8 @@ PAGES_SCHEMA = pa.schema(
 
 
 def fill_tokens(docs: list[Document]) -> None:
-    """Count tokens for every document that has no counts yet (batched, threaded; in chunks so
-    the encoder's token lists never pile up in memory)."""
+    """Count tokens for every document that has no counts yet (in chunks so the encoder's
+    token lists never pile up in memory)."""
     todo = [d for d in docs if d.tokens is None]
     texts = [p for d in todo for p in d.pages]
     counts: list[int] = []
