@@ -113,13 +113,17 @@ _ABBR_KEY = re.compile(r"[^a-z]")
 _FISCAL = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b", re.IGNORECASE)
 SNIPPET_CHARS = 200
 _WORD = re.compile(r"[a-z0-9]+")
-_SPACE = re.compile(r"\s+")
 _STOP = frozenset(STOPWORDS_EN)
 _STEMMER = Stemmer.Stemmer("english")
 STEM_CACHE = 200_000
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _STEM_CACHE: dict[str, str] = {}
 _TOKENIZER = {"pattern": _WORD.pattern, "stopwords": "bm25s-en", "stemmer": "snowball-english"}
+
+
+# Bytes other than a-z and 0-9 become spaces: the words of `_WORD` on lowercased text, found
+# by `bytes.translate` and `bytes.split` at about half the cost of the regular expression (a
+# non-ASCII character becomes "?" and so splits words as it does for `_WORD`).
+_NOT_WORD = bytes(c if c in b"abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
 
 
 class Tokenizer:
@@ -128,23 +132,25 @@ class Tokenizer:
     def __init__(self, vocab: dict[str, int] | None = None) -> None:
         self.vocab: dict[str, int] = vocab if vocab is not None else {"": 0}
         self._stemmer = Stemmer.Stemmer("english")
-        self._ids: dict[str, int] = {}
+        self._ids: dict[bytes, int] = {}
 
-    def _learn(self, words: set[str], grow: bool) -> None:
-        fresh = [w for w in words if w not in self._ids]
-        for w, s in zip(fresh, self._stemmer.stemWords(fresh), strict=True):
+    def _learn(self, fresh: set[bytes], grow: bool) -> None:
+        words = [w.decode("ascii") for w in fresh]
+        for raw, w, s in zip(fresh, words, self._stemmer.stemWords(words), strict=True):
             if w in _STOP:
-                self._ids[w] = -1
+                self._ids[raw] = -1
             elif s in self.vocab:
-                self._ids[w] = self.vocab[s]
+                self._ids[raw] = self.vocab[s]
             elif grow:
-                self._ids[w] = self.vocab[s] = len(self.vocab)
+                self._ids[raw] = self.vocab[s] = len(self.vocab)
             else:
-                self._ids[w] = -1
+                self._ids[raw] = -1
 
     def ids(self, text: str, grow: bool = True) -> list[int]:
-        words = _WORD.findall(text.lower())
-        self._learn(set(words), grow)
+        words = text.lower().encode("ascii", "replace").translate(_NOT_WORD).split()
+        fresh = set(words).difference(self._ids)
+        if fresh:
+            self._learn(fresh, grow)
         get = self._ids.__getitem__
         return [i for i in map(get, words) if i >= 0]
 
@@ -161,7 +167,7 @@ class Index:
 
 def page_head(text: str) -> str:
     """A page's heading field: its first HEAD_CHARS characters, whitespace collapsed."""
-    return _SPACE.sub(" ", text[: HEAD_CHARS * 8]).strip()[:HEAD_CHARS]
+    return " ".join(text[: HEAD_CHARS * 8].split())[:HEAD_CHARS]
 
 
 def _bm25(ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25:
@@ -225,20 +231,19 @@ def _stem(word: str) -> str:
 def _term_positions(low: str, terms: set[str]) -> list[tuple[int, str]]:
     """(offset, stem) of every word of `low` whose stem is in `terms`, in text order. Only
     words starting like a stem are stemmed (a stem is its words' prefix, give or take its last
-    letter: "compani" ← "company"), so a long page costs a few `str.find` scans."""
+    letter: "compani" ← "company"). In a copy of `low` with every character that is not a-z or
+    0-9 turned into a space (offsets kept: one byte per character), a word start is a space
+    followed by the prefix, so one `bytes.find` lands on word starts only."""
+    words = b" " + low.encode("ascii", "replace").translate(_NOT_WORD) + b" "
     hits = []
     for term in terms:
-        prefix = term[: max(2, len(term) - 1)]
-        i = low.find(prefix)
+        prefix = b" " + term[: max(2, len(term) - 1)].encode("ascii", "replace")
+        i = words.find(prefix)
         while i >= 0:
-            if i and low[i - 1] in _ALNUM:
-                i = low.find(prefix, i + 1)
-                continue
-            m = _WORD.match(low, i)
-            end = m.end() if m else i + 1
-            if m and _stem(m.group()) == term:
+            end = words.index(b" ", i + 1)
+            if _stem(words[i + 1 : end].decode("ascii")) == term:
                 hits.append((i, term))
-            i = low.find(prefix, end)
+            i = words.find(prefix, end)
     hits.sort()
     return hits
 
@@ -313,7 +318,6 @@ class Searcher:
         self.use_filings(
             [describe(n, m) for n, m in zip(corpus._names, corpus.metadata, strict=True)]
         )
-        self.kind_rows = [np.flatnonzero(index.kinds == i) for i in range(len(KINDS))]
         self._inverse_vocab: dict[int, str] | None = None
 
     @classmethod
@@ -392,56 +396,65 @@ class Searcher:
             qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
         if not qids:
             return []
-        scores = np.asarray(self.index.body.get_scores(qids), dtype=np.float64)
-        if w.head:
-            scores += w.head * np.asarray(self.index.head.get_scores(qids), dtype=np.float64)
+        body = self.index.body.get_scores(qids)
+        head = self.index.head.get_scores(qids) if w.head else None
+        found = body > 0 if head is None else (body > 0) | (head > 0)
         if document is None:
-            rows = np.flatnonzero(scores > 0)
+            rows = np.flatnonzero(found)
         else:  # one document or several: only their pages can be returned
             docs = [document] if isinstance(document, int) else document
             span = np.concatenate(
                 [np.arange(self.first[d], self.first[d] + self.counts[d]) for d in docs]
                 or [np.zeros(0, dtype=np.int64)]
             )
-            rows = span[scores[span] > 0]
+            rows = span[found[span]]
         if not len(rows):
             return []
-        # Boosts go to whole ranges; only `rows` (pages with a query term) can be returned.
-        scores /= scores[rows].max()
+        # Only `rows` (pages with a query term) can be returned, so every stage is computed on
+        # them alone, from per-page and per-document features.
+        scores = body[rows].astype(np.float64)
+        if head is not None:
+            scores += w.head * head[rows].astype(np.float64)
+        top = scores.max()
+        scores /= top
         if w.doc and document is None and (fit is None or not fit.any()):
-            per_doc = np.add.reduceat(scores, self.first) / np.sqrt(self.counts)
+            # The document's share needs every page's text score (zero off `rows`).
+            every = np.zeros(len(body))
+            every[rows] = scores
+            per_doc = np.add.reduceat(every, self.first) / np.sqrt(self.counts)
             per_doc /= per_doc.max() or 1.0
-            scores += w.doc * np.repeat(per_doc, self.counts)
+            scores += w.doc * per_doc[self.doc_of_page[rows]]
+        kind = self.index.kinds[rows]
         if w.form:
-            scores[self.kind_rows[KINDS.index("form")]] -= w.form
+            scores[kind == KINDS.index("form")] -= w.form
         named, implied = asked_kinds(query)
         for kinds, weight in ((named, w.named), (implied - named, w.implied)):
-            for kind in kinds if weight else ():
-                scores[self.kind_rows[KINDS.index(kind)]] += weight
-        if fit is not None:
-            for d in np.flatnonzero(fit).tolist():
-                a = int(self.first[d])
-                scores[a : a + int(self.counts[d])] += w.filing * fit[d]
+            for name in kinds if weight else ():
+                scores[kind == KINDS.index(name)] += weight
+        if fit is not None and fit.any():
+            scores += w.filing * fit[self.doc_of_page[rows]]
         depth = min(len(rows), DIVERSE_DEPTH * k) if w.diverse else k
         if len(rows) > depth:  # keep every page tied with the cut-off, then order by (score, row)
-            rows = rows[scores[rows] >= np.partition(scores[rows], -depth)[-depth]]
-        rows = rows[np.lexsort((rows, -scores[rows]))]
+            keep = scores >= np.partition(scores, -depth)[-depth]
+            rows, scores = rows[keep], scores[keep]
+        order = np.lexsort((rows, -scores))
+        rows, scores = rows[order], scores[order]
         if w.diverse and k > 1 and len(rows) > k:
             docs = self.doc_of_page[rows]
             other = np.flatnonzero(docs != docs[0])
             if len(other) and other[0] >= k:  # the top k are all one document's pages
-                rows = np.concatenate([rows[: k - 1], rows[other[:1]]])
-        rows = rows[:k]
+                pick = np.concatenate([np.arange(k - 1), other[:1]])
+                rows, scores = rows[pick], scores[pick]
         terms = self._terms(qids)
         hits = []
-        for r in rows.tolist():
+        for r, score in zip(rows[:k].tolist(), scores[:k].tolist(), strict=True):
             d = int(self.doc_of_page[r])
             text = self.corpus._text[r].as_py()
             hits.append(
                 Hit(
                     self.corpus._names[d],
                     r - int(self.first[d]) + 1,
-                    round(float(scores[r]), 4),
+                    round(score, 4),
                     snippet(text, terms),
                     page_title(text),
                 )

@@ -25,6 +25,7 @@ worker's death) waits, so the code is the worker's own.
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import signal
@@ -70,10 +71,16 @@ def load_corpus(
     from rlm_docs.sandbox.helpers import ReadLog, facade, make_helpers
 
     phases.mark("corpus_imports")
+    # Page search imports bm25s and through it scipy (about a third of a second of Python);
+    # the Parquet read releases the GIL, so the import runs beside it on the other core.
+    searching = threading.Thread(target=importlib.import_module, args=("rlm_docs.corpus.search",))
+    searching.start()
     try:
         corpus = Corpus.load(path)
     except OSError as exc:
         raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
+    finally:
+        searching.join()
     # A real search (not k=0, which returns before scoring) opens the memory-mapped index and
     # runs the scoring path once here: the code pages, lazily built tables and allocator state
     # it leaves are then shared by every fork, where each fresh worker's first search used to

@@ -23,7 +23,7 @@ from typing import Any
 from rlm_docs.errors import CorpusError, SandboxError
 from rlm_docs.resources import home_dir
 from rlm_docs.sandbox import fork_server_pool, protocol
-from rlm_docs.sandbox.confine import process_cpu_s
+from rlm_docs.sandbox.confine import open_stat, stat_cpu_s
 from rlm_docs.sandbox.fork_server_pool import ForkServer
 from rlm_docs.sandbox.limits import CellResult, Limits
 from rlm_docs.sandbox.output import bounded
@@ -157,14 +157,16 @@ class Sandbox:
         os.close(to_worker_r)
         os.close(from_worker_w)
         os.set_blocking(to_worker_w, False)  # sends wait with a deadline (see protocol)
+        fds = [to_worker_w, from_worker_r]
+        with contextlib.suppress(OSError):  # a worker already gone fails its first request
+            fds.append(open_stat(pid))
         self._pid, self._workdir = pid, workdir
         self._write_fd = to_worker_w
+        self._stat_fd = fds[-1] if len(fds) == 3 else -1
         self._request_id = 0
         self._idle_cpu: float | None = None
         self._reader = protocol.FrameReader(from_worker_r)
-        self._finalizer = weakref.finalize(
-            self, _stop_worker, server, pid, workdir, [to_worker_w, from_worker_r]
-        )
+        self._finalizer = weakref.finalize(self, _stop_worker, server, pid, workdir, fds)
         try:
             reply = self._reader.read(time.monotonic() + self.limits.start_timeout_s)
         except protocol.ProtocolError:
@@ -224,7 +226,7 @@ class Sandbox:
 
     def _cpu_s(self) -> float:
         try:
-            return process_cpu_s(self._pid)
+            return stat_cpu_s(self._stat_fd)
         except OSError:  # gone
             raise _WorkerGone() from None
 
@@ -312,7 +314,7 @@ class Sandbox:
                 raise _WorkerGone(f"sent an unexpected {frame['op']!r} frame")
             if frame["op"] != "call":
                 with contextlib.suppress(OSError):
-                    self._idle_cpu = process_cpu_s(self._pid)
+                    self._idle_cpu = stat_cpu_s(self._stat_fd)
                 return frame
             started = time.monotonic()
             reply = self._answer(frame)

@@ -39,6 +39,9 @@ MAX_FRAME_BYTES = 256 * 1024 * 1024
 # prompt the governor accepts (2M characters, up to ~6 MB of UTF-8), so the host never has to
 # read and decode more than that for one call; a bigger batch must be split.
 MAX_CALL_BYTES = 8 * 1024 * 1024
+# One read takes at most what a pipe holds (64 KiB by default). A bigger buffer only costs:
+# `os.read` allocates its full size before the kernel fills a few bytes of it.
+READ_BYTES = 64 * 1024
 
 
 class ProtocolError(Exception):
@@ -67,16 +70,18 @@ def send(fd: int, message: dict[str, Any], deadline: float | None = None) -> Non
 def send_bytes(fd: int, frame: bytes, deadline: float | None = None) -> None:
     """Write an already encoded frame. With a `deadline` (a monotonic time; the fd must be
     non-blocking) raise TimeoutError if the reader does not take it in time, so a peer that
-    stops reading cannot block the writer forever."""
+    stops reading cannot block the writer forever. The write is tried first and `select`
+    waits only when the pipe is full: a request fits the empty pipe of an idle worker."""
     data = memoryview(frame)
     while data:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
-                raise TimeoutError("the peer did not read the frame in time")
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError("the peer did not read the frame in time")
         try:
             written = os.write(fd, data)
-        except BlockingIOError:
+        except BlockingIOError:  # the pipe is full: wait for the reader until the deadline
+            if not select.select([], [fd], [], remaining)[1]:
+                raise TimeoutError("the peer did not read the frame in time") from None
             continue
         data = data[written:]
 
@@ -94,7 +99,7 @@ class FrameReader:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
                 return False
-        chunk = os.read(self.fd, 1 << 20)
+        chunk = os.read(self.fd, READ_BYTES)
         if not chunk:
             raise ProtocolError("pipe closed")
         self._buf += chunk
