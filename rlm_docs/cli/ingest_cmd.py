@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Read source files (directories are searched recursively) into a Parquet corpus "
             "store with a BM25 index. The format is detected from the extension and content: "
-            ".pdf (Mistral OCR, or the text layer), .json (Mistral OCR response or list of "
+            ".pdf (Mistral OCR, or the text layer and Tesseract), .json (Mistral OCR response or list of "
             "page strings), .md (pages split at form feeds or --separator), .txt (pdftotext "
             "form feeds, or a marked [FILE: ...] corpus). Unchanged files are not re-read."
         ),
@@ -37,7 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ocr",
         choices=OCR_MODES,
         default="auto",
-        help="PDFs: Mistral OCR (needs MISTRAL_API_KEY), local text layer, or auto (default)",
+        help="PDFs: Mistral OCR (needs MISTRAL_API_KEY); local: the text layer, and Tesseract "
+        "for pages without one; auto (default): mistral when the key is set, else local",
+    )
+    p.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="read text sources (.md/.txt/.json) in this encoding, e.g. cp1252 or utf-16 "
+        "(default: UTF-8, or the encoding detected for text that is not UTF-8)",
     )
     p.add_argument(
         "--metadata",
@@ -84,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             append=args.append,
             on_progress=on_progress,
             follow_symlinks=args.follow_symlinks,
+            encoding=args.encoding,
         )
     if args.json:
         print(json_text(report.to_dict(), indent=1))

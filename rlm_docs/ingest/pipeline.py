@@ -25,6 +25,7 @@ from rlm_docs.corpus.metadata import match_rows, read_metadata
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest.detect import read_source, supported
 from rlm_docs.ingest.duplicates import duplicate_warnings
+from rlm_docs.ingest.encoding import checked
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 from rlm_docs.ingest.source import Options
 
@@ -134,6 +135,7 @@ def ingest(
     append: bool = False,
     on_progress: Callable[[int, int, int], None] | None = None,
     follow_symlinks: bool = False,
+    encoding: str | None = None,
 ) -> IngestReport:
     """Read `sources` (files or directories) and write the corpus store `out`, attaching the
     rows of the JSONL file `metadata` to the documents they name.
@@ -141,12 +143,13 @@ def ingest(
     `append=True` keeps the documents of the existing store at `out` and adds the new ones
     (a document with the same name is replaced). `on_progress(files_done, files_total,
     pages_read)` is called after each source file. Symlinks that leave the source roots are
-    refused unless `follow_symlinks` (see `discover`)."""
+    refused unless `follow_symlinks` (see `discover`). Text sources are read in `encoding`
+    when given, else as UTF-8 or the encoding detected (recorded per source in the manifest)."""
     if format is not None and format not in FORMATS:
         raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
     if ocr not in OCR_MODES:
         raise IngestError(f"unknown --ocr {ocr!r} (choose from {', '.join(OCR_MODES)})")
-    options = Options(format, separator, ocr)
+    options = Options(format, separator, ocr, checked(encoding) if encoding else None)
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
     rows = read_metadata(metadata) if metadata is not None else None
@@ -168,10 +171,12 @@ def ingest(
             for d in found:
                 d.source = str(path)
             reader, notes = prev.get("reader", "?"), list(prev.get("warnings", []))
+            text_encoding = prev.get("encoding")
             skipped += 1
         else:
             result = read_source(path, data, digest, options)
             found, reader, notes = result.documents, result.reader, result.warnings
+            text_encoding = result.encoding
         docs.extend(found)
         warnings.extend(notes)
         entries.append(
@@ -180,6 +185,7 @@ def ingest(
                 "sha256": digest,
                 "options": options.key(),
                 "reader": reader,
+                **({"encoding": text_encoding} if text_encoding else {}),
                 "documents": [d.name for d in found],
                 "warnings": notes,
             }
