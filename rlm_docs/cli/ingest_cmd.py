@@ -187,7 +187,8 @@ def _ignored_line(ignored: list[str], verbose: bool) -> str:
     names = ignored if verbose else ignored[:SHOWN]
     more = "" if verbose or len(ignored) <= SHOWN else f", … (-v lists all {len(ignored)})"
     return (
-        f"ignored {len(ignored)} file(s) that are not .pdf/.json/.md/.txt, or hidden: "
+        f"ignored {len(ignored)} file(s) that are not .pdf/.json/.md/.txt, hidden, or corpus "
+        "stores: "
         + ", ".join(names)
         + more
     )

@@ -62,12 +62,19 @@ def _check_link(path: Path, root: Path) -> None:
         )
 
 
+def _stores_under(path: Path) -> set[Path]:
+    """Corpus stores inside a source directory (a store written beside its sources): their
+    manifest and BM25 files are JSON, but not documents."""
+    return {m.parent for m in path.rglob(store.MANIFEST) if (m.parent / store.PAGES).is_file()}
+
+
 def discover(
     sources: list[str | Path], exclude: Path | None = None, follow_symlinks: bool = False
 ) -> tuple[list[Path], list[Path]]:
     """(files to read, files ignored): files named by `sources`, and directories searched
     recursively for supported files in sorted order; unsupported and hidden files are
-    ignored (and reported), anything under `exclude` (the output store) silently. Duplicates
+    ignored (and reported), and so are corpus stores found there (reported as the store's
+    directory); anything under `exclude` (the output store) is skipped silently. Duplicates
     are dropped. Unless `follow_symlinks`, a file that resolves outside its source root (the
     directory given, or the directory of a file given) is refused with IngestError."""
     skip = exclude.resolve() if exclude is not None else None
@@ -77,13 +84,24 @@ def discover(
         path = Path(src)
         if path.is_dir():
             found: list[Path] = []
+            stores = _stores_under(path)
+            ignored.extend(sorted(s for s in stores if skip is None or s.resolve() != skip))
+            in_out = 0
             for p in sorted(path.rglob("*")):
-                if not p.is_file() or (skip is not None and p.resolve().is_relative_to(skip)):
+                if not p.is_file() or any(p.is_relative_to(s) for s in stores):
+                    continue
+                if skip is not None and p.resolve().is_relative_to(skip):
+                    in_out += 1
                     continue
                 hidden = any(part.startswith(".") for part in p.relative_to(path).parts)
                 if supported(p) and not hidden and not follow_symlinks:
                     _check_link(p, path)
                 (found if supported(p) and not hidden else ignored).append(p)
+            if not found and in_out:
+                raise IngestError(
+                    f"{path}: every file in it is inside the output directory {exclude}; "
+                    "choose an --out outside the sources"
+                )
             if not found:
                 raise IngestError(f"{path}: no .pdf/.json/.md/.txt files in this directory")
             files.extend(found)
@@ -153,8 +171,8 @@ def ingest(
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
     rows = read_metadata(metadata) if metadata is not None else None
+    old, previous = _previous(out)  # first: a wrong --out is named as such
     files, ignored = discover(list(sources), exclude=out, follow_symlinks=follow_symlinks)
-    old, previous = _previous(out)
     docs: list[Document] = []
     entries: list[dict] = []
     warnings: list[str] = []
