@@ -110,7 +110,7 @@ def test_files_not_read_are_counted_and_listed_with_verbose(tmp_path, capsys):
     (src / ".hidden.md").write_text("secret\n")
     assert main(["ingest", str(src), "--out", str(tmp_path / "s")]) == 0
     err = capsys.readouterr().err
-    assert "ignored 3 file(s) that are not .pdf/.json/.md/.txt, or hidden" in err
+    assert "ignored 3 file(s) that are not .pdf/.json/.md/.txt, hidden, or corpus stores" in err
     assert main(["ingest", str(src), "--out", str(tmp_path / "s"), "-v", "--json"]) == 0
     report = __import__("json").loads(capsys.readouterr().out)
     assert sorted(Path(p).name for p in report["ignored"]) == [
