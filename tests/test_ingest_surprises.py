@@ -125,11 +125,12 @@ def test_many_warnings_are_summarised_and_listed_with_verbose(tmp_path, capsys):
     src.mkdir()
     for i in range(8):
         (src / f"doc{i}.txt").write_text(f"page one of {i}\f\fpage three\n")  # empty page 2
+    (src / "doc0.txt").write_text("page one\f\f\f\fpage five\n")  # empty pages 2-4
     (src / "single.md").write_text("just one page\n")  # no form feed
     assert main(["ingest", str(src), "--out", str(tmp_path / "s")]) == 0
     err = capsys.readouterr().err
     assert "9 warnings (-v lists them all):" in err
-    assert "8 × N empty page(s) kept (doc0.txt, doc1.txt, doc2.txt, …)" in err
+    assert "8 × 1–3 empty page(s) kept (doc0.txt, doc1.txt, doc2.txt, …)" in err
     assert "1 × no form feed page breaks (single.md)" in err
     assert "doc7.txt" not in err
     assert main(["ingest", str(src), "--out", str(tmp_path / "s2"), "-v"]) == 0

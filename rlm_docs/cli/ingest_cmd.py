@@ -152,33 +152,50 @@ def _progress(err: Any) -> Iterator[Callable[[int, int, int], None]]:
         yield update
 
 
+_NUMBER = "\x00"
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*(?:\s*,\s*\d+(?:[.,]\d+)*)*(?:, …)?")
 
 
-def _kind(warning: str) -> tuple[str, str]:
-    """(file, kind) of a `FILE: message` warning; the kind is the message with numbers and
-    quoted text generalised, up to its first clause, so like warnings group together."""
+def _kind(warning: str) -> tuple[str, str, list[str]]:
+    """(file, kind, numbers) of a `FILE: message` warning; the kind is the message up to its
+    first clause with quoted text generalised and each number replaced by `_NUMBER` (a NUL,
+    which no message holds), so like warnings group together; `numbers` are the numbers it
+    replaced, in order."""
     file, sep, message = warning.partition(": ")
     if not sep:
-        return "", warning
-    kind = _NUMBERS.sub("N", re.sub(r"'[^']*'", "'…'", message))
-    return file, re.split(r";|:| \(", kind, maxsplit=1)[0].strip(" .")
+        return "", warning, []
+    clause = re.split(r";|:| \(", re.sub(r"'[^']*'", "'…'", message), maxsplit=1)[0]
+    clause = clause.strip(" .")
+    return file, _NUMBERS.sub(_NUMBER, clause), _NUMBERS.findall(clause)
+
+
+def _span(values: list[str]) -> str:
+    """The numbers a group's warnings had at one place: `3`, or `1–12` when they differ."""
+    try:
+        numbers = sorted({int(v.replace(",", "")) for v in values})
+    except ValueError:
+        return values[0] if len(set(values)) == 1 else "…"
+    low, high = numbers[0], numbers[-1]
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"
 
 
 def _warning_lines(warnings: list[str], verbose: bool) -> list[str]:
     """Every warning with -v (or when there are few); else one line per kind of warning with
-    its count and a few of the files."""
+    its count, the numbers it had (one, or the range) and a few of the files."""
     if verbose or len(warnings) <= SHOWN:
         return [f"warning: {w}" for w in warnings]
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[tuple[str, list[str]]]] = {}
     for w in warnings:
-        file, kind = _kind(w)
-        groups.setdefault(kind, []).append(file)
+        file, kind, numbers = _kind(w)
+        groups.setdefault(kind, []).append((file, numbers))
     lines = [f"{len(warnings)} warnings (-v lists them all):"]
-    for kind, files in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        names = [Path(f).name for f in dict.fromkeys(files) if f]
+    for kind, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        parts = kind.split(_NUMBER)
+        spans = [_span([n[i] for _, n in items]) for i in range(len(parts) - 1)]
+        text = "".join(p + s for p, s in zip(parts, [*spans, ""], strict=True))
+        names = [Path(f).name for f in dict.fromkeys(f for f, _ in items) if f]
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        lines.append(f"  {len(files)} × {kind}" + (f" ({shown})" if shown else ""))
+        lines.append(f"  {len(items)} × {text}" + (f" ({shown})" if shown else ""))
     return lines
 
 
@@ -188,7 +205,5 @@ def _ignored_line(ignored: list[str], verbose: bool) -> str:
     more = "" if verbose or len(ignored) <= SHOWN else f", … (-v lists all {len(ignored)})"
     return (
         f"ignored {len(ignored)} file(s) that are not .pdf/.json/.md/.txt, hidden, or corpus "
-        "stores: "
-        + ", ".join(names)
-        + more
+        "stores: " + ", ".join(names) + more
     )
