@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rlm_docs.data_sets import TREC, locate
 from rlm_docs.errors import DatasetError
+from rlm_docs.jsonl import json_error
 from rlm_docs.trec_labels import LABELS
 
 
@@ -28,7 +29,7 @@ def load_pool(path: str | Path | None = None) -> list[Instance]:
     p = locate(TREC, path)
     pool: list[Instance] = []
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = p.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{p}: cannot read TREC-coarse file ({exc})") from None
     for number, line in enumerate(lines, 1):
@@ -37,7 +38,7 @@ def load_pool(path: str | Path | None = None) -> list[Instance]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{p}:{number}: invalid JSON ({exc.msg})") from None
+            raise DatasetError(f"{p}:{number}: invalid JSON ({json_error(exc)})") from None
         text = row.get("input") if isinstance(row, dict) else None
         label = row.get("label") if isinstance(row, dict) else None
         if not isinstance(text, str) or not text.strip():
