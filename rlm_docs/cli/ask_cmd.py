@@ -161,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
         print(json_text(pred.to_madqa(), indent=2))
     else:
         _print(pred)
-    return 1 if pred.stop_reason == "error" else 0
+    if pred.stop_reason == "error":
+        return 1
+    return 2 if pred.stop_reason == "budget" and pred.error else 0  # refused: a budget too small
 
 
 SHOW_LINES = 12
