@@ -35,6 +35,7 @@ from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.governor.exceeded import LABELS, format_amount
+from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
 from rlm_docs.sandbox import Limits
 
@@ -92,7 +93,7 @@ class RLM:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
         if not 0 < child_share <= 1:
             raise ConfigError(f"child_share must be in (0, 1], got {child_share}")
-        self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(corpus)
+        self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(resolve_store(corpus))
         root = (
             _client(model, cache)
             if model
