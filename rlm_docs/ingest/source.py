@@ -116,7 +116,8 @@ def decode(
     lossy = data.decode("utf-8", errors="replace")
     # Valid multi-byte UTF-8 elsewhere means UTF-8 with a few damaged bytes: decoding it all in
     # a guessed single-byte code page would garble every one of its accented letters.
-    guess = None if any("\x7f" < c < "\ufffd" for c in lossy) else detect_encoding(data)
+    utf8_elsewhere = any(c > "\x7f" and c != "\ufffd" for c in lossy)
+    guess = None if utf8_elsewhere else detect_encoding(data)
     if guess is not None:
         try:
             text = data.decode(guess)
