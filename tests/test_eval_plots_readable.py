@@ -90,3 +90,4 @@ def test_a_forced_answer_counts_at_the_limit_that_forced_it(monkeypatch, tmp_pat
     (ax,) = fig.axes
     assert "s ordinary turns, then a forced answer, counted at s" in ax.get_title()
     assert list(ax.get_lines()[0].get_ydata()) == [0.375]
+    assert list(ax.get_xticks()) == [1]  # whole limits only, even for a single one

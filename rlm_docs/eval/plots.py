@@ -279,7 +279,10 @@ def accuracy_vs_step_limit(
             style |= {"linestyle": "--", "marker": None, "linewidth": 1.2}
             name = f"{name}: lower bound"
         ax.plot(range(1, top + 1), curve, label=name, **style)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if top <= 20:  # every limit a tick (MaxNLocator falls back to fractions for one or two)
+        ax.set_xticks(range(1, top + 1))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(0.5, top + 0.5)
     ax.set_xlabel("root-step limit (ordinary turns, as --max-steps)")
     ax.set_ylabel("accuracy")
