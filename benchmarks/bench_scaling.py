@@ -14,7 +14,8 @@ Prints, all measured in this run:
   sub-calls, tokens and dollars per question, seconds per question; and `scaling.png` (accuracy
   and tokens per question against context length, log2 axis) in `--out`.
 
-The TREC file is `../shared/datasets/oolong-trec/trec_coarse_validated.jsonl` (or `--data`);
+The TREC file is `oolong-trec/trec_coarse_validated.jsonl` in a data directory (`RLM_DOCS_DATA`,
+or `../shared/datasets`) or `--data`;
 without it the oolong parts are skipped with a message. The machine is shared: wall times are
 noisy upper bounds.
 """
@@ -28,8 +29,9 @@ from collections import Counter
 from pathlib import Path
 
 from rlm_docs.bench.make import make_bench
-from rlm_docs.bench.trec import default_path, load_pool
+from rlm_docs.bench.trec import load_pool
 from rlm_docs.cli.bench_cmd import _tokens
+from rlm_docs.data_sets import TREC, find
 from rlm_docs.eval.scaling import STUDY_SYSTEMS, format_rows, plot_scaling, scaling_study
 from rlm_docs.offline.trec import classify
 
@@ -91,9 +93,9 @@ def main() -> int:
     parser.add_argument("--generation", type=_tokens, default=None, metavar="T")
     parser.add_argument("--no-study", action="store_true")
     args = parser.parse_args()
-    data = args.data or default_path()
-    if not data.is_file():
-        print(f"TREC file {data} not found: oolong parts skipped")
+    data = args.data or find(TREC)
+    if data is None or not data.is_file():
+        print(f"TREC file {data or TREC.name} not found: oolong parts skipped")
         data = None
         args.workloads = [w for w in args.workloads if w == "needle"]
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-scaling-"))

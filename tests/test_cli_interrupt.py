@@ -1,7 +1,7 @@
 """Ctrl-C during `rlm-docs eval` with model calls in flight: the installed script exits 130
 while those calls are still blocked, prints the `--resume` command and no traceback (also on a
 second Ctrl-C), and leaves no trajectory for a question it did not record; the resume then
-finishes the run."""
+finishes the run. SIGTERM (a batch scheduler's stop) does the same and exits 143."""
 
 import json
 import os
@@ -22,7 +22,13 @@ QUICK = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlin
 
 
 @pytest.mark.skipif(SCRIPT is None, reason="rlm-docs script not installed")
-def test_ctrl_c_cancels_in_flight_questions_and_prints_the_resume_hint(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("sig", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
+def test_ctrl_c_cancels_in_flight_questions_and_prints_the_resume_hint(
+    tmp_path, monkeypatch, sig, code, said
+):
     store = build_store(tmp_path / "store")
     release = threading.Event()
     blocked: list[str] = []
@@ -56,19 +62,19 @@ def test_ctrl_c_cancels_in_flight_questions_and_prints_the_resume_hint(tmp_path,
                 assert proc.poll() is None, proc.stderr.read()
                 time.sleep(0.05)
             assert len(blocked) == 2  # both workers are waiting on a model call
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             time.sleep(0.1)
             if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)  # an impatient second Ctrl-C
+                proc.send_signal(sig)  # an impatient second Ctrl-C (or scheduler)
             _, err = proc.communicate(timeout=60)
             assert not release.is_set()  # it left while the calls were still blocked
         finally:
             release.set()
             if proc.poll() is None:
                 proc.kill()
-        assert proc.returncode == 130, err
+        assert proc.returncode == code, err
         assert "Traceback" not in err and "Exception ignored" not in err
-        assert "rlm-docs eval: interrupted; 2 finished question(s) are kept in" in err
+        assert f"rlm-docs eval: {said}; 2 finished question(s) are kept in" in err
         assert f"rlm-docs eval --dataset {QUESTIONS}" in err and "--resume" in err
         recorded = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
         assert sorted(r["question"] for r in recorded) == sorted(QUICK)

@@ -1,6 +1,7 @@
 """`rlm-docs ask`: output, JSON, trajectory file, budget flags and user errors."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,25 @@ def test_ask_no_confirm_final_skips_the_confirmation_turn(store, tmp_path, capsy
     direct = json.loads(capsys.readouterr().out)
     assert confirmed["answer"] == direct["answer"] == ["$412 million"]
     assert (confirmed["steps"], direct["steps"]) == (2, 1)
+
+
+def test_a_budget_below_one_call_says_the_call_was_refused(store, tmp_path, capsys, monkeypatch):
+    from tests.servers.chat import ChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
+    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
+    with ChatServer(reply=lambda m: "FINAL(1)") as server:
+        code = main(
+            ["ask", "What was Acme revenue in 2020?", "--corpus", str(store),
+             "--model", f"openai:gpt-5-mini@{server.base_url}", "--max-cost", "0.00001",
+             "--log-dir", str(tmp_path)]
+        )  # fmt: skip
+        assert server.requests == []
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "stop: budget" in captured.out
+    assert re.fullmatch(
+        r"error: the dollar budget of \$0\.0000 refused the first model call \(it needs "
+        r"\$0\.\d{4}\), so no model was asked\n",
+        captured.err,
+    ), captured.err

@@ -100,3 +100,18 @@ def test_document_level_evidence_and_unanswerable_gold(tmp_path):
 def test_unknown_scorer_is_refused_with_line_and_field(tmp_path):
     with pytest.raises(DatasetError, match=r"one.jsonl:1: field 'scorer' must be one of"):
         _load_one(tmp_path, scorer="nope")
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n", encoding="utf-8-sig")  # as Windows editors save
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")
+    assert [q.id for q in load_questions(path)] == ["a"]
+
+
+def test_json_errors_are_whole_phrases(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(GOOD) + '\n{"id": "b", "question": "unfinished\n', encoding="utf-8")
+    with pytest.raises(DatasetError) as err:
+        load_questions(path)
+    assert str(err.value) == (f"{path}:2: invalid JSON (Unterminated string starting at column 25)")

@@ -103,6 +103,22 @@ def test_report_on_a_non_run_is_a_clear_error(tmp_path, capsys):
     assert "not a run directory (no run.json)" in capsys.readouterr().err
 
 
+def test_report_refuses_to_write_into_a_run_directory(runs, capsys):
+    before = sorted(p.name for p in (runs / "static-rag").iterdir())
+    for out, where in (
+        (runs / "static-rag-3", "is"),
+        (runs / "static-rag-3" / "report", f"is inside {runs / 'static-rag-3'},"),
+    ):
+        assert main(["report", str(runs / "static-rag"), "--out", str(out)]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"rlm-docs report: error: --out {out}: {where} an eval run's directory (run.json); "
+            "write the report to a directory of its own, e.g. reports/NAME"
+        )
+    assert sorted(p.name for p in (runs / "static-rag").iterdir()) == before
+    assert not (runs / "static-rag-3" / "report").exists()
+    assert not (runs / "static-rag-3" / "report.md").exists()
+
+
 def test_step_limit_curve_hand_computed():
     rows = [
         {"steps": 1, "score": 1.0},

@@ -123,6 +123,12 @@ def test_resume_refuses_other_settings_and_existing_dir(env, store, server, caps
     err = capsys.readouterr().err
     assert "cannot resume" in err and "system: 'static-rag' != 'bm25-agent'" in err
     assert _ids(out) == _ids(out)[:2] and len(_ids(out)) == 2
+    limits = ["--system", "static-rag", "--limit", "2", "--resume", "--max-steps", "3"]
+    assert _eval(store, server, out, *limits) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"rlm-docs eval: error: {out}: cannot resume, settings differ from the original run "
+        "(max_steps: 20 != 3)"
+    )
 
 
 def test_torn_tail_is_dropped_and_rerun_and_missing_counts_as_wrong(env, store, server):

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "terminal_text",
         "number_flags",
         "python_ast",
+        "data_sets",
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),

@@ -204,13 +204,13 @@ def test_empty_file_is_an_error(tmp_path: Path) -> None:
             read(f)
 
 
-def test_undecodable_bytes_are_replaced_and_reported(tmp_path: Path) -> None:
-    f = tmp_path / "latin1.txt"
-    f.write_bytes(b"page one\f" + "caf\xe9 cr\xe8me\f".encode("latin-1"))
+def test_undecodable_bytes_in_utf8_text_are_replaced_and_reported(tmp_path: Path) -> None:
+    f = tmp_path / "damaged.txt"
+    f.write_bytes(b"page one\f" + b"caf\xe9 cr\xc3\xa8me\f")  # UTF-8, one byte lost
     r = read(f)
-    assert r.documents[0].pages == ["page one", "caf\ufffd cr\ufffdme"]
-    assert any("latin1.txt: 2 undecodable byte sequence(s)" in w for w in r.warnings)
-    assert any("latin1.txt: replacement characters on page(s) 2" in w for w in r.warnings)
+    assert r.documents[0].pages == ["page one", "caf\ufffd crème"] and r.encoding == "utf-8"
+    assert any("damaged.txt: 1 undecodable byte sequence(s)" in w for w in r.warnings)
+    assert any("damaged.txt: replacement characters on page(s) 2" in w for w in r.warnings)
 
 
 def test_all_empty_pages_is_an_error(tmp_path: Path) -> None:

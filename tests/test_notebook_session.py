@@ -122,3 +122,14 @@ def test_ask_writes_the_trajectory_file_it_names(store, tmp_path, monkeypatch):
     assert view.iterations and view.result.answer == p.answer
     assert TrajectoryView.from_file(q.trajectory).result.question == q.question
     assert q.trajectory.startswith(str(tmp_path / "logs"))
+
+
+def test_demo_names_the_bundled_store_as_on_the_command_line(tmp_path, monkeypatch):
+    from rlm_docs import RLM
+
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)  # no directory called demo here
+    with Session("demo") as s:
+        assert "3M_2018_10K" in s.corpus.names
+        assert "3M_2018_10K" in s.run("print(search('capital spending')[0])").stdout
+    assert RLM(corpus="demo").corpus.names == s.corpus.names

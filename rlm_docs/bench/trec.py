@@ -2,17 +2,18 @@
 
 Only `input` (the question) and `label` (the gold coarse class) are used, as OOLONG's loader
 does. The file is research data with its own licence, so it is read from where the user keeps
-it (default: the shared copy beside the repository) and never copied into the repository.
+it (`--data`, or a data directory: see `rlm_docs.data_sets`) and never copied into the
+repository.
 """
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlm_docs.data_sets import TREC, locate
 from rlm_docs.errors import DatasetError
+from rlm_docs.jsonl import json_error
 from rlm_docs.trec_labels import LABELS
-
-DEFAULT_RELATIVE = Path("../shared/datasets/oolong-trec/trec_coarse_validated.jsonl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,20 +24,12 @@ class Instance:
     label: str
 
 
-def default_path() -> Path:
-    """The shared copy, resolved relative to the repository root (`../shared/...`)."""
-    return (Path(__file__).resolve().parents[2] / DEFAULT_RELATIVE).resolve()
-
-
 def load_pool(path: str | Path | None = None) -> list[Instance]:
     """All instances of the file, in file order; DatasetError names the file and line."""
-    p = Path(path) if path is not None else default_path()
-    if not p.is_file():
-        hint = "" if path is not None else " (the default shared copy; give --data PATH)"
-        raise DatasetError(f"{p}: TREC-coarse file not found{hint}")
+    p = locate(TREC, path)
     pool: list[Instance] = []
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = p.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{p}: cannot read TREC-coarse file ({exc})") from None
     for number, line in enumerate(lines, 1):
@@ -45,7 +38,7 @@ def load_pool(path: str | Path | None = None) -> list[Instance]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{p}:{number}: invalid JSON ({exc.msg})") from None
+            raise DatasetError(f"{p}:{number}: invalid JSON ({json_error(exc)})") from None
         text = row.get("input") if isinstance(row, dict) else None
         label = row.get("label") if isinstance(row, dict) else None
         if not isinstance(text, str) or not text.strip():

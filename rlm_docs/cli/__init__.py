@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 
-from rlm_docs.cli.interrupt import leave
+from rlm_docs.cli.interrupt import leave, sigterm_as_interrupt
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.output_paths import check_home
 from rlm_docs.terminal_text import sanitize
@@ -158,7 +158,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "needs_home", False):
             check_home()
-        return int(args.func(args) or 0)
+        with sigterm_as_interrupt(args.command):
+            return int(args.func(args) or 0)
     except RlmDocsError as exc:
         # sanitized: messages quote file names, model replies and document text
         print(f"rlm-docs {path}: error: {sanitize(_message(args, str(exc)))}", file=sys.stderr)

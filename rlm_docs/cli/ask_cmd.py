@@ -121,7 +121,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--log-dir",
         metavar="DIR",
-        help="where the trajectory JSONL goes (default: RLM_DOCS_HOME/runs)",
+        help="where the trajectory JSONL goes (default: RLM_DOCS_HOME/runs, which keeps the "
+        "newest 100)",
     )
     p.add_argument("--json", action="store_true", help="print the prediction as JSON")
     p.add_argument(
@@ -139,9 +140,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rlm_docs.engine import RLM
+    from rlm_docs.engine.trajectory import prune_trajectories
     from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
+    from rlm_docs.sandbox import context_cache
 
+    # One question: a start-up cache of a large store's context would only serve later
+    # processes, at hundreds of megabytes; RLM_DOCS_CONTEXT_CACHE=on keeps it.
+    os.environ.setdefault(context_cache.ENV, "off")
     log_dir = check_output_dir(args.log_dir or home_dir() / "runs", "--log-dir")
     apply_timeout(args)
     budget = budget_from_args(args)
@@ -157,11 +163,15 @@ def run(args: argparse.Namespace) -> int:
     )
     with retry_notices("ask", args.verbose):
         pred = rlm.ask(args.question)
+    if args.log_dir is None:
+        prune_trajectories(log_dir)
     if args.json:
         print(json_text(pred.to_madqa(), indent=2))
     else:
         _print(pred)
-    return 1 if pred.stop_reason == "error" else 0
+    if pred.stop_reason == "error":
+        return 1
+    return 2 if pred.stop_reason == "budget" and pred.error else 0  # refused: a budget too small
 
 
 SHOW_LINES = 12

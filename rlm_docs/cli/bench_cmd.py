@@ -55,7 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     make.add_argument(
         "--data",
         metavar="PATH",
-        help="TREC-coarse JSONL for oolong/oolong-pairs (default: the shared oolong-trec copy)",
+        help="TREC-coarse JSONL for oolong/oolong-pairs (default: "
+        "$RLM_DOCS_DATA/oolong-trec/trec_coarse_validated.jsonl; see docs/data.md)",
     )
     make.add_argument(
         "--filler", metavar="STORE", help="corpus store whose pages fill needle (default: demo)"

@@ -24,4 +24,9 @@ def console(stderr: bool = False) -> Any:
             clean = [sanitize(o) if isinstance(o, str) else o for o in objects]
             super().print(*clean, **kwargs)
 
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1; the CLI turns this into the 141 of `... | head` (cli.main)
+            self.quiet = True
+            raise BrokenPipeError
+
     return SafeConsole(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Read source files (directories are searched recursively) into a Parquet corpus "
             "store with a BM25 index. The format is detected from the extension and content: "
-            ".pdf (Mistral OCR, or the text layer), .json (Mistral OCR response or list of "
+            ".pdf (Mistral OCR, or the text layer and Tesseract), .json (Mistral OCR response or list of "
             "page strings), .md (pages split at form feeds or --separator), .txt (pdftotext "
             "form feeds, or a marked [FILE: ...] corpus). Unchanged files are not re-read."
         ),
@@ -37,7 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ocr",
         choices=OCR_MODES,
         default="auto",
-        help="PDFs: Mistral OCR (needs MISTRAL_API_KEY), local text layer, or auto (default)",
+        help="PDFs: Mistral OCR (needs MISTRAL_API_KEY); local: the text layer, and Tesseract "
+        "for pages without one; auto (default): mistral when the key is set, else local",
+    )
+    p.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help="read text sources (.md/.txt/.json) in this encoding, e.g. cp1252 or utf-16 "
+        "(default: UTF-8, or the encoding detected for text that is not UTF-8)",
     )
     p.add_argument(
         "--metadata",
@@ -84,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             append=args.append,
             on_progress=on_progress,
             follow_symlinks=args.follow_symlinks,
+            encoding=args.encoding,
         )
     if args.json:
         print(json_text(report.to_dict(), indent=1))
@@ -144,33 +152,50 @@ def _progress(err: Any) -> Iterator[Callable[[int, int, int], None]]:
         yield update
 
 
+_NUMBER = "\x00"
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*(?:\s*,\s*\d+(?:[.,]\d+)*)*(?:, …)?")
 
 
-def _kind(warning: str) -> tuple[str, str]:
-    """(file, kind) of a `FILE: message` warning; the kind is the message with numbers and
-    quoted text generalised, up to its first clause, so like warnings group together."""
+def _kind(warning: str) -> tuple[str, str, list[str]]:
+    """(file, kind, numbers) of a `FILE: message` warning; the kind is the message up to its
+    first clause with quoted text generalised and each number replaced by `_NUMBER` (a NUL,
+    which no message holds), so like warnings group together; `numbers` are the numbers it
+    replaced, in order."""
     file, sep, message = warning.partition(": ")
     if not sep:
-        return "", warning
-    kind = _NUMBERS.sub("N", re.sub(r"'[^']*'", "'…'", message))
-    return file, re.split(r";|:| \(", kind, maxsplit=1)[0].strip(" .")
+        return "", warning, []
+    clause = re.split(r";|:| \(", re.sub(r"'[^']*'", "'…'", message), maxsplit=1)[0]
+    clause = clause.strip(" .")
+    return file, _NUMBERS.sub(_NUMBER, clause), _NUMBERS.findall(clause)
+
+
+def _span(values: list[str]) -> str:
+    """The numbers a group's warnings had at one place: `3`, or `1–12` when they differ."""
+    try:
+        numbers = sorted({int(v.replace(",", "")) for v in values})
+    except ValueError:
+        return values[0] if len(set(values)) == 1 else "…"
+    low, high = numbers[0], numbers[-1]
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"
 
 
 def _warning_lines(warnings: list[str], verbose: bool) -> list[str]:
     """Every warning with -v (or when there are few); else one line per kind of warning with
-    its count and a few of the files."""
+    its count, the numbers it had (one, or the range) and a few of the files."""
     if verbose or len(warnings) <= SHOWN:
         return [f"warning: {w}" for w in warnings]
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[tuple[str, list[str]]]] = {}
     for w in warnings:
-        file, kind = _kind(w)
-        groups.setdefault(kind, []).append(file)
+        file, kind, numbers = _kind(w)
+        groups.setdefault(kind, []).append((file, numbers))
     lines = [f"{len(warnings)} warnings (-v lists them all):"]
-    for kind, files in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        names = [Path(f).name for f in dict.fromkeys(files) if f]
+    for kind, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        parts = kind.split(_NUMBER)
+        spans = [_span([n[i] for _, n in items]) for i in range(len(parts) - 1)]
+        text = "".join(p + s for p, s in zip(parts, [*spans, ""], strict=True))
+        names = [Path(f).name for f in dict.fromkeys(f for f, _ in items) if f]
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        lines.append(f"  {len(files)} × {kind}" + (f" ({shown})" if shown else ""))
+        lines.append(f"  {len(items)} × {text}" + (f" ({shown})" if shown else ""))
     return lines
 
 
@@ -179,7 +204,6 @@ def _ignored_line(ignored: list[str], verbose: bool) -> str:
     names = ignored if verbose else ignored[:SHOWN]
     more = "" if verbose or len(ignored) <= SHOWN else f", … (-v lists all {len(ignored)})"
     return (
-        f"ignored {len(ignored)} file(s) that are not .pdf/.json/.md/.txt, or hidden: "
-        + ", ".join(names)
-        + more
+        f"ignored {len(ignored)} file(s) that are not .pdf/.json/.md/.txt, hidden, or corpus "
+        "stores: " + ", ".join(names) + more
     )

@@ -5,6 +5,11 @@ comparison table.
 """
 
 import argparse
+from pathlib import Path
+
+from rlm_docs.errors import ConfigError
+
+RUN_MARKERS = ("run.json", "step_limits.json")  # an eval run; a step-limit run's root
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.terminal_text import sanitize
 
     check_output_dir(args.out, "--out")
+    _refuse_run_dir(Path(args.out))
 
     result = build_report(args.runs, args.out, by=args.by)
     print(sanitize(result["markdown"]))  # questions and answers are document and model text
@@ -51,3 +57,17 @@ def run(args: argparse.Namespace) -> int:
     print(sanitize("\n".join(result["notes"])))
     print(f"\nreport: {args.out}/report.md, {args.out}/report.html")
     return 0
+
+
+def _refuse_run_dir(out: Path) -> None:
+    """A report written into a run directory (or below one) would mix its files with the run's
+    results, and a later `eval --resume` or `report` of that run would find them there."""
+    target = out.resolve()
+    for directory in [target, *target.parents]:
+        marker = next((m for m in RUN_MARKERS if (directory / m).is_file()), None)
+        if marker is not None:
+            where = "is" if directory == target else f"is inside {directory},"
+            raise ConfigError(
+                f"--out {out}: {where} an eval run's directory ({marker}); write the report "
+                "to a directory of its own, e.g. reports/NAME"
+            )

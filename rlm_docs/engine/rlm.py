@@ -34,6 +34,8 @@ from rlm_docs.engine.trajectory import trajectory_file, write_records
 from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+from rlm_docs.governor.exceeded import LABELS, format_amount
+from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
 from rlm_docs.sandbox import Limits
 
@@ -91,7 +93,7 @@ class RLM:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
         if not 0 < child_share <= 1:
             raise ConfigError(f"child_share must be in (0, 1], got {child_share}")
-        self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(corpus)
+        self.corpus = corpus if isinstance(corpus, Corpus) else Corpus.load(resolve_store(corpus))
         root = (
             _client(model, cache)
             if model
@@ -165,7 +167,7 @@ class RLM:
             stop_axis=outcome.stop_axis,
             question_id=question_id,
             raw_answer=answer_text(outcome.value),
-            error=outcome.error,
+            error=outcome.error or _refused_before_any_call(outcome, gov),
             **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
         )
         if self.log_dir is not None:
@@ -222,3 +224,22 @@ class RLM:
             answer, cites = heuristic_answer(text)
             return answer, cites, "heuristic (extraction reply was not JSON)"
         return parsed[0], parsed[1], "extract"
+
+
+def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
+    """Why nothing was asked, when the budget refused even the first model call (a
+    `--max-cost` or token limit below one call): without it the run would look like a model
+    that had no answer."""
+    refusal = outcome.refusal
+    if refusal is None or gov.totals()["calls"]:
+        return None
+    label = LABELS.get(refusal.axis, refusal.axis)
+    need = (
+        ""
+        if refusal.needed is None
+        else f" (it needs {format_amount(refusal.axis, refusal.needed)})"
+    )
+    return (
+        f"the {label} budget of {format_amount(refusal.axis, refusal.limit)} refused the first "
+        f"model call{need}, so no model was asked"
+    )

@@ -142,6 +142,23 @@ def load_trajectory(path: str | os.PathLike) -> Trajectory:
         raise DatasetError(f"{path}: {exc}") from None
 
 
+KEEP_TRAJECTORIES = 100
+
+
+def prune_trajectories(log_dir: str | os.PathLike, keep: int = KEEP_TRAJECTORIES) -> None:
+    """Delete all but the newest `keep` trajectory files (`rlm_*.jsonl`) of `log_dir`: the
+    default log directory of `ask` gains a file per question and would otherwise grow forever
+    (a `--log-dir` the user names is theirs, and not pruned)."""
+    files = []
+    for path in Path(log_dir).glob("rlm_*.jsonl"):
+        try:
+            files.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue  # removed meanwhile (another process pruning)
+    for _, old in sorted(files, reverse=True)[keep:]:
+        old.unlink(missing_ok=True)
+
+
 def trajectory_file(log_dir: str | os.PathLike, question_id: str | None) -> Path:
     """A fresh file name in `log_dir`: `rlm_<id-or-time>_<pid-ns>.jsonl` (rlms-like)."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", question_id or datetime.now(UTC).strftime("%Y%m%d"))

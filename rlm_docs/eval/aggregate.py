@@ -160,8 +160,18 @@ def citation_f1_text(summary: Mapping[str, Any]) -> str:
 def by_group(
     rows: Sequence[Row], key: Callable[[Row], str], **kwargs: Any
 ) -> dict[str, dict[str, Any]]:
-    """`summarize` per value of `key(row)` (e.g. hop type, question type, domain)."""
+    """`summarize` per value of `key(row)` (e.g. hop type, question type, domain), in value
+    order: numbers by size (8192 before 32768), then text alphabetically."""
     groups: dict[str, list[Row]] = {}
     for row in rows:
         groups.setdefault(key(row) or "unknown", []).append(row)
-    return {name: summarize(items, **kwargs) for name, items in sorted(groups.items())}
+    return {name: summarize(groups[name], **kwargs) for name in sorted(groups, key=_value_order)}
+
+
+def _value_order(name: str) -> tuple[int, float, str]:
+    """Sort key of a group's value: numeric values (`8192`, `1,024`, `0.5`) by size first."""
+    try:
+        number = float(name.replace(",", ""))
+    except ValueError:
+        return 1, 0.0, name
+    return (0, number, name) if math.isfinite(number) else (1, 0.0, name)

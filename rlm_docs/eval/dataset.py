@@ -20,6 +20,7 @@ from typing import Any
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval.citation_f1 import page_number
 from rlm_docs.eval.workload_scoring import SCORERS
+from rlm_docs.jsonl import json_error
 from rlm_docs.questions import Question
 
 
@@ -95,7 +96,7 @@ def load_questions(path: str | os.PathLike, limit: int | None = None) -> list[Qu
     """Questions of a MADQA-schema JSONL file, in file order; ids must be unique."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = p.read_text(encoding="utf-8-sig").splitlines()  # a BOM from Windows editors
     except FileNotFoundError:
         raise DatasetError(f"{p}: question file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -109,7 +110,7 @@ def load_questions(path: str | os.PathLike, limit: int | None = None) -> list[Qu
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: invalid JSON ({exc.msg})") from None
+            raise DatasetError(f"{where}: invalid JSON ({json_error(exc)})") from None
         q = parse_question(record, where)
         if q.id in seen:
             raise DatasetError(f"{where}: field 'id' {q.id!r} repeats line {seen[q.id]}")

@@ -15,7 +15,7 @@ from matplotlib.ticker import MaxNLocator
 
 from rlm_docs.eval import plots
 from rlm_docs.eval.decomposition_table import Group, batch_sizes, field, has_record
-from rlm_docs.eval.plots import human_count, plt, power_of_two
+from rlm_docs.eval.plots import HumanCounts, plt, power_of_two
 
 Run = tuple[str, Sequence[dict[str, Any]]]
 _JITTER = 0.28  # half-height of a strip's random vertical spread
@@ -46,7 +46,7 @@ def fanout_histogram(found: Sequence[Group], path: Any) -> bool:
         ]
         ax.hist([b for _, b in parts], bins=bins, stacked=True, label=labels)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.xaxis.set_major_formatter(human_count)
+        ax.xaxis.set_major_formatter(HumanCounts())
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("batch size (prompts per llm_query_batched call)")
         ax.set_ylabel("batches")

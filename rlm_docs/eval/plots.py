@@ -1,10 +1,13 @@
 """Report figures (matplotlib, Agg backend, PNG): calibration curves, accuracy vs cost and
 vs step limit, effort distributions of correct vs wrong answers.
 
-Accuracy vs step limit (MADQA Fig. 9) is computed from the recorded step counts: under a limit
-of s root steps a question keeps its score only if the run finished within s steps, and counts
-as wrong otherwise. This is a lower bound of what a forced answer at step s would have scored
-(trajectories do not record a candidate answer at every step).
+Accuracy vs step limit (MADQA Fig. 9) is computed from the recorded step counts. A limit of s
+means what `--max-steps s` means: s ordinary root turns, then one forced answering turn, so a
+question answered on its forced turn (stop reason `forced`) counts at the limit of its ordinary
+turns, one below its recorded steps. Under limit s a question keeps its score only if its run
+finished within s ordinary turns, and counts as wrong otherwise: a lower bound of what a
+forced answer at turn s would have scored (trajectories do not record a candidate answer at
+every turn). At a run's own limit the bound is its accuracy.
 
 Readability rules every figure follows: each series has its own marker, dash pattern and width
 (drawn widest first), so identical series stay visible on top of each other instead of hiding
@@ -25,6 +28,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import (  # noqa: E402
+    Formatter,
     FuncFormatter,
     LogLocator,
     MaxNLocator,
@@ -98,13 +102,31 @@ def legend_below(fig: Any, ax: Any, fontsize: int = 8) -> None:
 LOG_SPREAD = 20.0  # max/min of positive values above which a token axis is logarithmic
 
 
-def human_count(value: float, _pos: Any = None) -> str:
-    """A tick label for a count: 950, 16k, 1.5k, 100k, 1M, 2.5M (a FuncFormatter function)."""
+def human_count(value: float, _pos: Any = None, digits: int = 2) -> str:
+    """A tick label for a count: 950, 16k, 1.5k, 100k, 1M, 2.5M (a FuncFormatter function),
+    rounded to `digits` decimals of its unit."""
     sign, v = ("-" if value < 0 else ""), abs(float(value))
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if v >= scale:
-            return f"{sign}{round(v / scale, 2):g}{suffix}"
-    return f"{sign}{round(v, 2):g}"
+            return f"{sign}{round(v / scale, digits):g}{suffix}"
+    return f"{sign}{round(v, digits):g}"
+
+
+class HumanCounts(Formatter):
+    """`human_count` labels with as many decimals as the ticks of one axis need to read
+    differently: a narrow range such as map-reduce's token totals gets 3.251M, 3.253M, 3.255M
+    instead of 3.25M, 3.25M, 3.26M."""
+
+    def __call__(self, x: float, pos: Any = None) -> str:
+        return human_count(x)
+
+    def format_ticks(self, values: Any) -> list[str]:
+        labels = [human_count(v) for v in values]
+        for digits in range(3, 8):
+            if len(set(labels)) == len(labels):
+                break
+            labels = [human_count(v, digits=digits) for v in values]
+        return labels
 
 
 def power_of_two(value: float, _pos: Any = None) -> str:
@@ -117,7 +139,7 @@ def power_of_two(value: float, _pos: Any = None) -> str:
 
 def _count_axis(axis: Any) -> None:
     """Human labels on a linear count axis, without matplotlib's offset label."""
-    axis.set_major_formatter(FuncFormatter(human_count))
+    axis.set_major_formatter(HumanCounts())
 
 
 def _token_axis(ax: Any, values: Sequence[float], what: str) -> None:
@@ -131,7 +153,7 @@ def _token_axis(ax: Any, values: Sequence[float], what: str) -> None:
         ax.xaxis.set_minor_formatter(NullFormatter())
     else:
         _from_zero(ax, values, what)
-    ax.xaxis.set_major_formatter(FuncFormatter(human_count))
+    ax.xaxis.set_major_formatter(HumanCounts())
 
 
 def save_png(fig: Any, path: Any) -> None:
@@ -148,29 +170,47 @@ def _correct(rows: Sequence[dict[str, Any]]) -> np.ndarray:
 
 def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
     """Tygert-style curves: cumulative (correct - mean)/N against the fraction of questions
-    ordered by effort; tied efforts are one step of the curve."""
+    ordered by effort; tied efforts are one step of the curve. One legend for both panels,
+    below them, each run's K/N per measure in its entry: two legends of a dozen runs side by
+    side would run into each other."""
     fig, axes = plt.subplots(1, len(MEASURES), figsize=(11, 4))
+    k_ns: list[list[str]] = [[] for _ in runs]
     for ax, (measure, label) in zip(axes, MEASURES, strict=True):
-        for i, (name, rows) in enumerate(runs):
+        for i, (_, rows) in enumerate(runs):
             effort = np.array([effort_value(r, measure) for r in rows])
             res = kuiper(effort, _correct(rows), permutations=0)
             if res.n == 0:
+                k_ns[i].append("n/a")
                 continue
             counts = np.array([np.sum(effort <= e) for e in res.efforts]) / res.n
-            k_n = f"{res.normalized:.3f}" if kuiper_applicable(effort, _correct(rows)) else "n/a"
+            applicable = kuiper_applicable(effort, _correct(rows))
+            k_ns[i].append(f"{res.normalized:.3f}" if applicable else "n/a")
             ax.step(
                 np.r_[0.0, counts],
                 np.r_[0.0, np.array(res.curve) / res.n],
                 where="post",
-                label=f"{name} (K/N={k_n})",
+                label=f"run {i}",
                 **series_style(i, len(runs)),
             )
         ax.set_xlim(0, 1)
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xlabel(f"fraction of questions, ordered by {label}")
-        ax.set_ylabel("cumulative (correct - accuracy) / N")
         ax.set_title(f"Effort calibration: {label}")
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15))
+    axes[0].set_ylabel("cumulative (correct - accuracy) / N")
+    fig.tight_layout(w_pad=2.0)
+    handles = {h.get_label(): h for ax in axes for h in ax.get_legend_handles_labels()[0]}
+    shown = [i for i in range(len(runs)) if f"run {i}" in handles]
+    measures = " / ".join(label for _, label in MEASURES)
+    fig.legend(
+        [handles[f"run {i}"] for i in shown],
+        [f"{runs[i][0]} (K/N {' / '.join(k_ns[i])})" for i in shown],
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=1 if len(shown) <= 6 else 2,
+        fontsize=7,
+        title=f"K/N: {measures}",
+        title_fontsize=7,
+    )
     save_png(fig, path)
 
 
@@ -199,9 +239,18 @@ def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], p
     save_png(fig, path)
 
 
+FORCED_NOTE = "limit s: s ordinary turns, then a forced answer, counted at s"
+
+
+def ordinary_steps(row: dict[str, Any]) -> int:
+    """Root turns of a row before its forced answering turn (all of them if none was forced)."""
+    steps = int(effort_value(row, "steps"))
+    return max(steps - 1, 1) if row.get("stop_reason") == "forced" else steps
+
+
 def step_limit_curve(rows: Sequence[dict[str, Any]], max_steps: int) -> list[float]:
     """Accuracy under step limits 1..max_steps (see module docstring)."""
-    steps = np.array([effort_value(r, "steps") for r in rows])
+    steps = np.array([ordinary_steps(r) for r in rows])
     score = np.array([float(r.get("score") or 0) for r in rows])
     if len(rows) == 0:
         return [0.0] * max_steps
@@ -217,7 +266,7 @@ def accuracy_vs_step_limit(
     the same colour, its lower bound dashed."""
     exact = exact or {}
     limits = [limit for curve in exact.values() for limit in curve]
-    steps = [int(effort_value(r, "steps")) for _, rows in runs for r in rows]
+    steps = [ordinary_steps(r) for _, rows in runs for r in rows]
     top = max([*steps, *limits, 1])
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, (name, rows) in enumerate(runs):
@@ -230,15 +279,18 @@ def accuracy_vs_step_limit(
             style |= {"linestyle": "--", "marker": None, "linewidth": 1.2}
             name = f"{name}: lower bound"
         ax.plot(range(1, top + 1), curve, label=name, **style)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if top <= 20:  # every limit a tick (MaxNLocator falls back to fractions for one or two)
+        ax.set_xticks(range(1, top + 1))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(0.5, top + 0.5)
-    ax.set_xlabel("root-step limit (steps)")
+    ax.set_xlabel("root-step limit (ordinary turns, as --max-steps)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
-    title = "Accuracy vs step limit"
-    if not exact:  # a subtitle, off the data (series at accuracy 0 would overdraw it)
+    title = f"Accuracy vs step limit\n({FORCED_NOTE})"
+    if not exact:  # subtitles, off the data (series at accuracy 0 would overdraw them)
         title += "\n(lower bound: a question counts only if it finished within the limit)"
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     save_png(fig, path)
 

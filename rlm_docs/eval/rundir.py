@@ -16,6 +16,7 @@ re-run) and `truncate_torn_tail` cuts it off before anything is appended again.
 import io
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +79,7 @@ class EvalRunDir:
                     "or choose another --out"
                 )
             old = self.read_manifest()
-            diffs = [
-                f"{k}: {old.get(k)!r} != {manifest.get(k)!r}"
-                for k in SETTINGS_KEYS
-                if old.get(k) != manifest.get(k)
-            ]
+            diffs = _differences(old, manifest, SETTINGS_KEYS)
             if diffs:
                 raise ConfigError(
                     f"{self.path}: cannot resume, settings differ from the original run ("
@@ -184,6 +181,22 @@ class EvalRunDir:
 
 
 _NESTED = ("citations", "ledger", "judge", "info", "fields")
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str]) -> list[str]:
+    """`key: old != new` for each of `keys` that differs; for settings that are dicts (the
+    budget, the options) only the fields inside that differ (`max_steps: 20 != 3`), not both
+    whole dicts."""
+    diffs = []
+    for key in keys:
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            diffs.extend(_differences(a, b, dict.fromkeys([*a, *b])))
+        else:
+            diffs.append(f"{key}: {a!r} != {b!r}")
+    return diffs
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:

@@ -54,7 +54,7 @@ def read_source(path: Path, data: bytes, digest: str, options: Options) -> ReadR
     warnings: list[str] = []
     if kind == "pdf":
         return read_pdf(path, data, digest, options.ocr, warnings)
-    text, replaced = decode(path, data, warnings)
+    text, replaced, encoding = decode(path, data, warnings, options.encoding)
     if kind == "text":
         kind = "marked" if looks_marked(text) else "pdftotext"
     if kind in ("json", "ocr", "pages"):
@@ -71,4 +71,5 @@ def read_source(path: Path, data: bytes, digest: str, options: Options) -> ReadR
         result = read_pdftotext(path, text, warnings)
     if replaced:
         locate_replacements(path, result.documents, warnings)
+    result.encoding = encoding
     return result

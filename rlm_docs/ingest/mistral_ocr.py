@@ -59,7 +59,9 @@ def ocr_pdf(path: Path, data: bytes, digest: str) -> dict:
         return cached
     key = api_key()
     if key is None:
-        raise IngestError(f"{path}: Mistral OCR needs {ENV_KEY} (or use --ocr local)")
+        raise IngestError(
+            f"{path}: Mistral OCR needs {ENV_KEY} (or use --ocr local: Tesseract on this machine)"
+        )
     client = Mistral(api_key=key, server_url=_server_url(), timeout_ms=TIMEOUT_MS)
     url = "data:application/pdf;base64," + base64.b64encode(data).decode("ascii")
     try:

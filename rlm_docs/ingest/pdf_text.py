@@ -1,7 +1,7 @@
-"""Offline fallback for born-digital PDFs: the text layer, page by page, with pypdf.
+"""Born-digital PDFs offline: the text layer, page by page, with pypdf.
 
-No OCR happens here: a scanned page has no text layer and comes out empty (reported), which is
-why Mistral OCR is preferred whenever a key is configured.
+No OCR happens here: a scanned page has no text layer and comes out empty; `pdf.py` hands
+such pages to Tesseract (`tesseract_ocr.py`).
 """
 
 import io

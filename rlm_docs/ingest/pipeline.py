@@ -25,6 +25,7 @@ from rlm_docs.corpus.metadata import match_rows, read_metadata
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest.detect import read_source, supported
 from rlm_docs.ingest.duplicates import duplicate_warnings
+from rlm_docs.ingest.encoding import checked
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 from rlm_docs.ingest.source import Options
 
@@ -61,12 +62,19 @@ def _check_link(path: Path, root: Path) -> None:
         )
 
 
+def _stores_under(path: Path) -> set[Path]:
+    """Corpus stores inside a source directory (a store written beside its sources): their
+    manifest and BM25 files are JSON, but not documents."""
+    return {m.parent for m in path.rglob(store.MANIFEST) if (m.parent / store.PAGES).is_file()}
+
+
 def discover(
     sources: list[str | Path], exclude: Path | None = None, follow_symlinks: bool = False
 ) -> tuple[list[Path], list[Path]]:
     """(files to read, files ignored): files named by `sources`, and directories searched
     recursively for supported files in sorted order; unsupported and hidden files are
-    ignored (and reported), anything under `exclude` (the output store) silently. Duplicates
+    ignored (and reported), and so are corpus stores found there (reported as the store's
+    directory); anything under `exclude` (the output store) is skipped silently. Duplicates
     are dropped. Unless `follow_symlinks`, a file that resolves outside its source root (the
     directory given, or the directory of a file given) is refused with IngestError."""
     skip = exclude.resolve() if exclude is not None else None
@@ -76,13 +84,24 @@ def discover(
         path = Path(src)
         if path.is_dir():
             found: list[Path] = []
+            stores = _stores_under(path)
+            ignored.extend(sorted(s for s in stores if skip is None or s.resolve() != skip))
+            in_out = 0
             for p in sorted(path.rglob("*")):
-                if not p.is_file() or (skip is not None and p.resolve().is_relative_to(skip)):
+                if not p.is_file() or any(p.is_relative_to(s) for s in stores):
+                    continue
+                if skip is not None and p.resolve().is_relative_to(skip):
+                    in_out += 1
                     continue
                 hidden = any(part.startswith(".") for part in p.relative_to(path).parts)
                 if supported(p) and not hidden and not follow_symlinks:
                     _check_link(p, path)
                 (found if supported(p) and not hidden else ignored).append(p)
+            if not found and in_out:
+                raise IngestError(
+                    f"{path}: every file in it is inside the output directory {exclude}; "
+                    "choose an --out outside the sources"
+                )
             if not found:
                 raise IngestError(f"{path}: no .pdf/.json/.md/.txt files in this directory")
             files.extend(found)
@@ -134,6 +153,7 @@ def ingest(
     append: bool = False,
     on_progress: Callable[[int, int, int], None] | None = None,
     follow_symlinks: bool = False,
+    encoding: str | None = None,
 ) -> IngestReport:
     """Read `sources` (files or directories) and write the corpus store `out`, attaching the
     rows of the JSONL file `metadata` to the documents they name.
@@ -141,17 +161,18 @@ def ingest(
     `append=True` keeps the documents of the existing store at `out` and adds the new ones
     (a document with the same name is replaced). `on_progress(files_done, files_total,
     pages_read)` is called after each source file. Symlinks that leave the source roots are
-    refused unless `follow_symlinks` (see `discover`)."""
+    refused unless `follow_symlinks` (see `discover`). Text sources are read in `encoding`
+    when given, else as UTF-8 or the encoding detected (recorded per source in the manifest)."""
     if format is not None and format not in FORMATS:
         raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
     if ocr not in OCR_MODES:
         raise IngestError(f"unknown --ocr {ocr!r} (choose from {', '.join(OCR_MODES)})")
-    options = Options(format, separator, ocr)
+    options = Options(format, separator, ocr, checked(encoding) if encoding else None)
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
     rows = read_metadata(metadata) if metadata is not None else None
+    old, previous = _previous(out)  # first: a wrong --out is named as such
     files, ignored = discover(list(sources), exclude=out, follow_symlinks=follow_symlinks)
-    old, previous = _previous(out)
     docs: list[Document] = []
     entries: list[dict] = []
     warnings: list[str] = []
@@ -168,10 +189,12 @@ def ingest(
             for d in found:
                 d.source = str(path)
             reader, notes = prev.get("reader", "?"), list(prev.get("warnings", []))
+            text_encoding = prev.get("encoding")
             skipped += 1
         else:
             result = read_source(path, data, digest, options)
             found, reader, notes = result.documents, result.reader, result.warnings
+            text_encoding = result.encoding
         docs.extend(found)
         warnings.extend(notes)
         entries.append(
@@ -180,6 +203,7 @@ def ingest(
                 "sha256": digest,
                 "options": options.key(),
                 "reader": reader,
+                **({"encoding": text_encoding} if text_encoding else {}),
                 "documents": [d.name for d in found],
                 "warnings": notes,
             }

@@ -1,5 +1,5 @@
-"""What every reader shares: the options, the result type, decoding with a replacement count,
-and warnings that name the file and page."""
+"""What every reader shares: the options, the result type, decoding (a given or detected
+encoding, else a replacement count), and warnings that name the file and page."""
 
 import codecs
 import re
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rlm_docs.corpus.document import Document
 from rlm_docs.errors import IngestError
+from rlm_docs.ingest.encoding import detect as detect_encoding
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,10 +18,15 @@ class Options:
     format: str | None = None
     separator: str | None = None
     ocr: str = "auto"
+    encoding: str | None = None  # None: UTF-8, else detected
 
     def key(self) -> dict:
-        """The settings that change what is read (part of the re-ingest cache key)."""
-        return {"format": self.format, "separator": self.separator}
+        """The settings that change what is read (part of the re-ingest cache key; an encoding
+        only when one is given, so stores written before `--encoding` existed stay valid)."""
+        key: dict = {"format": self.format, "separator": self.separator}
+        if self.encoding is not None:
+            key["encoding"] = self.encoding
+        return key
 
 
 @dataclass(slots=True)
@@ -30,6 +36,7 @@ class ReadResult:
     documents: list[Document]
     reader: str
     warnings: list[str] = field(default_factory=list)
+    encoding: str | None = None  # of a text source (given, UTF-8 or detected); None for PDFs
 
 
 def document_name(path: Path) -> str:
@@ -66,44 +73,73 @@ _SNIFF_BYTES = 8000  # like git: a NUL byte in the first 8000 bytes means binary
 _MAX_REPLACED = 0.2  # a larger share of undecodable characters is not text worth reading
 
 
-def refuse_binary(path: Path, data: bytes) -> None:
+def refuse_binary(path: Path, data: bytes, nul_ok: bool = False) -> None:
     """IngestError naming the file if it is clearly not text: a known binary signature or
-    NUL bytes (binary data, or UTF-16 text, which must be converted to UTF-8 first)."""
+    NUL bytes (binary data, or UTF-16 text: read that with `--encoding utf-16`, which sets
+    `nul_ok`)."""
     for magic, what in _MAGIC:
         if data.startswith(magic):
             raise IngestError(f"{path}: this is {what}, not text; not ingested")
-    if b"\x00" in data[:_SNIFF_BYTES]:
+    if not nul_ok and b"\x00" in data[:_SNIFF_BYTES]:
         raise IngestError(
-            f"{path}: contains NUL bytes, so it is binary (or UTF-16 text: convert it to UTF-8); "
-            "not ingested"
+            f"{path}: contains NUL bytes, so it is binary (or UTF-16 text: pass --encoding "
+            "utf-16); not ingested"
         )
 
 
-def decode(path: Path, data: bytes, warnings: list[str]) -> tuple[str, int]:
-    """UTF-8 text of a file (BOM dropped) and how many undecodable bytes were replaced with
-    U+FFFD (reported as a warning). A file with no text at all (unless it holds form feeds:
-    pdftotext's output for a scanned document is one empty page per form feed), a binary file, or
-    one where more than a fifth of the characters cannot be decoded is an error."""
+def decode(
+    path: Path, data: bytes, warnings: list[str], encoding: str | None = None
+) -> tuple[str, int, str]:
+    """(text, replaced, encoding) of a file. With `encoding` (`--encoding`) the bytes must be
+    valid in it. Else UTF-8 (BOM dropped); text that is not UTF-8 is decoded in the encoding
+    detected for it (with a warning naming it), and only when none fits are undecodable bytes
+    replaced with U+FFFD (counted in `replaced`, and reported). A file with no text at all
+    (unless it holds form feeds: pdftotext's output for a scanned document is one empty page
+    per form feed), a binary file, or one where more than a fifth of the characters cannot be
+    decoded is an error."""
     if not data.strip() and b"\f" not in data:
         raise IngestError(f"{path}: empty file")
-    refuse_binary(path, data)
+    refuse_binary(path, data, nul_ok=encoding is not None)
+    if encoding is not None:
+        try:
+            return data.decode(encoding).removeprefix("\ufeff"), 0, encoding
+        except UnicodeDecodeError as exc:
+            raise IngestError(
+                f"{path}: not valid {encoding} at byte {exc.start} ({exc.reason}); not ingested"
+            ) from None
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     try:
-        return data.decode("utf-8"), 0
+        return data.decode("utf-8"), 0, "utf-8"
     except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
-        if bad > _MAX_REPLACED * len(text):
-            raise IngestError(
-                f"{path}: {bad:,} of {len(text):,} characters are not valid UTF-8, so this is "
-                "binary data or text in another encoding (convert it to UTF-8); not ingested"
-            ) from None
-        warnings.append(
-            f"{path}: {bad} undecodable byte sequence(s) replaced with U+FFFD "
-            f"(first at byte {exc.start})"
+        first = exc.start
+    lossy = data.decode("utf-8", errors="replace")
+    # Valid multi-byte UTF-8 elsewhere means UTF-8 with a few damaged bytes: decoding it all in
+    # a guessed single-byte code page would garble every one of its accented letters.
+    utf8_elsewhere = any(c > "\x7f" and c != "\ufffd" for c in lossy)
+    guess = None if utf8_elsewhere else detect_encoding(data)
+    if guess is not None:
+        try:
+            text = data.decode(guess)
+        except UnicodeDecodeError:
+            pass
+        else:
+            warnings.append(
+                f"{path}: not UTF-8 (first at byte {first}); read as {guess}, the encoding "
+                "detected (--encoding chooses another)"
+            )
+            return text, 0, guess
+    text = lossy
+    bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
+    if bad > _MAX_REPLACED * len(text):
+        raise IngestError(
+            f"{path}: {bad:,} of {len(text):,} characters are not valid UTF-8 and no other "
+            "encoding fits, so this is binary data (or pass --encoding); not ingested"
         )
-        return text, bad
+    warnings.append(
+        f"{path}: {bad} undecodable byte sequence(s) replaced with U+FFFD (first at byte {first})"
+    )
+    return text, bad, "utf-8"
 
 
 def locate_replacements(path: Path, docs: list[Document], warnings: list[str]) -> None:

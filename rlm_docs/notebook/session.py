@@ -20,14 +20,18 @@ CorpusLike = Corpus | str | os.PathLike | None
 
 
 def open_corpus(corpus: CorpusLike) -> Corpus | None:
-    """A `Corpus` from a store path (CorpusError if invalid), or the one given."""
+    """A `Corpus` from a store path (CorpusError if invalid) or `demo` (the bundled demo store,
+    as on the command line), or the one given."""
+    from rlm_docs.ingest.demo import resolve_store
+
     if corpus is None or isinstance(corpus, Corpus):
         return corpus
-    return Corpus.load(Path(corpus))
+    return Corpus.load(resolve_store(corpus))
 
 
 class Session:
-    """An interactive sandbox over `corpus` (a `Corpus`, a store path, or None for a bare REPL).
+    """An interactive sandbox over `corpus` (a `Corpus`, a store path, `demo`, or None for a bare
+    REPL).
 
     `functions`: extra host functions (name -> callable on JSON-able values). `model`: a model
     string or client; when given, `llm_query`, `llm_query_batched`, `rlm_query` and `cite` are

@@ -8,6 +8,9 @@ string builders do) and reads the file straight into its buffer, with the GIL re
 intermediate copy. Entries are keyed by the
 store's table files (path, inode, size, mtime), which change whenever a store is rewritten
 (stores are replaced atomically), and live in `home_dir()/sandbox`; the newest few are kept.
+`RLM_DOCS_CONTEXT_CACHE=off` writes and reads none: a one-question process (`ask`) would leave
+hundreds of megabytes for a large store that only a later process could use, so `ask` turns the
+cache off unless the variable is set.
 """
 
 import contextlib
@@ -21,7 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rlm_docs.atomic import atomic_write_bytes
+from rlm_docs.resources import home_dir
 
+ENV = "RLM_DOCS_CONTEXT_CACHE"
 MIN_CHARS = 8_000_000
 KEEP = 3
 _MAGIC = b"RLMCTX2\0"
@@ -31,6 +36,13 @@ _MAXCHAR = {(1, True): 0x7F, (1, False): 0xFF, (2, False): 0xFFFF, (4, False): 0
 _unicode_new = ctypes.pythonapi.PyUnicode_New
 _unicode_new.restype = ctypes.py_object
 _unicode_new.argtypes = (ctypes.c_ssize_t, ctypes.c_uint32)
+
+
+def cache_dir() -> Path | None:
+    """Where entries live (`home_dir()/sandbox`), or None when RLM_DOCS_CONTEXT_CACHE=off."""
+    if os.environ.get(ENV, "").strip().lower() == "off":
+        return None
+    return home_dir() / "sandbox"
 
 
 def cache_key(store: Path) -> str:

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError, SandboxError
-from rlm_docs.resources import home_dir
-from rlm_docs.sandbox import fork_server_pool, protocol
+from rlm_docs.sandbox import context_cache, fork_server_pool, protocol
 from rlm_docs.sandbox.confine import open_stat, stat_cpu_s
 from rlm_docs.sandbox.fork_server_pool import ForkServer
 from rlm_docs.sandbox.limits import CellResult, Limits
@@ -134,7 +133,7 @@ class Sandbox:
     def _start(self) -> None:
         server = fork_server_pool.acquire(
             None if self.corpus is None else str(self.corpus.resolve()),
-            str(home_dir() / "sandbox"),
+            None if (cache := context_cache.cache_dir()) is None else str(cache),
             self.limits.start_timeout_s,
         )
         workdir = tempfile.mkdtemp(prefix="rlm-sandbox-")
