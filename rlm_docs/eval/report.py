@@ -344,7 +344,8 @@ def _errors_note(runs: list[ReportedRun]) -> str:
         )
     return (
         "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
-        f"gold page), {c}, Ref = refusal/no answer."
+        f"gold page), {c}, Ref = refusal/no answer; failed and missing questions are counted "
+        "in Failed/Missing only."
     )
 
 
