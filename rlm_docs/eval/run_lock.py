@@ -34,7 +34,7 @@ def _command() -> str:
     """This process's command line, as a user would recognise it (`rlm-docs eval ...`)."""
     argv = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
     text = shlex.join(argv)
-    return text if len(text) <= 300 else text[:297] + "..."
+    return text if len(text) <= 300 else f"{text[:160]} ... {text[-135:]}"  # keeps --resume
 
 
 def _holder(fd: int) -> str:

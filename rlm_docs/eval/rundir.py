@@ -67,11 +67,11 @@ class EvalRunDir:
         )
 
     def lock(self) -> RunLock:
-        """The run's writer lock, taken (see `run_lock`); a directory holding something else
-        is refused before the lock file is put into it."""
+        """The run's writer lock, to take with `with` (see `run_lock`); a directory holding
+        something else is refused before the lock file is put into it."""
         if self._foreign():
             raise ConfigError(f"{self.path}: directory is not empty and holds no run.json")
-        return RunLock(self.path).acquire()
+        return RunLock(self.path)
 
     def read_manifest(self) -> dict[str, Any]:
         """run.json; DatasetError if it is missing or not a run manifest."""
