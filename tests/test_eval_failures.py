@@ -22,8 +22,11 @@ pytestmark = pytest.mark.skipif(SCRIPT is None, reason="rlm-docs script not inst
 
 def test_causes_group_retried_errors_by_their_last_error():
     rows = [
-        {"status": "failed", "error": f"ModelUnavailableError: m: gave up after 6 attempt(s) in "
-         f"{s}s (last error: HTTP 500: boom)"}  # fmt: skip
+        {
+            "status": "failed",
+            "error": f"ModelUnavailableError: m: gave up after 6 attempt(s) in "
+            f"{s}s (last error: HTTP 500: boom)",
+        }  # fmt: skip
         for s in (0.1, 0.4)
     ] + [{"status": "failed", "error": "CorpusError: index.bm25: unreadable"}, {"status": "ok"}]
     causes = failure_causes(rows)

@@ -19,9 +19,8 @@ from tests.servers.chat import ChatServer
 
 
 def test_a_second_lock_on_a_directory_is_refused_naming_the_holder(tmp_path):
-    with RunLock(tmp_path / "run"):
-        with pytest.raises(ConfigError) as refused:
-            RunLock(tmp_path / "run").acquire()
+    with RunLock(tmp_path / "run"), pytest.raises(ConfigError) as refused:
+        RunLock(tmp_path / "run").acquire()
     message = str(refused.value)
     assert message.startswith(f"{tmp_path / 'run'}: another process is writing this run (pid ")
     assert f"pid {os.getpid()} on " in message and "\n" not in message
