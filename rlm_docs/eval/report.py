@@ -29,6 +29,7 @@ from rlm_docs.eval.aggregate import (
     scoring_method,
     summarize,
 )
+from rlm_docs.eval.coverage import corpus_coverage
 from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
@@ -271,6 +272,7 @@ MAIN_HEADERS = [
     "Wall s/q",
     "Errors R/N/C/Ref",
     "Failed/Missing",
+    "Corpus seen",
 ]
 
 
@@ -302,9 +304,23 @@ def main_table(runs: list[ReportedRun]) -> list[list[str]]:
                 f"{s['wall_s']['value']:.2f}",
                 errors,
                 f"{s['status']['failed']}/{s['status']['missing']}",
+                _seen(run),
             ]
         )
     return out
+
+
+def _seen(run: ReportedRun) -> str:
+    """Share of the corpus a fixed-reading baseline read (`coverage`); n/a for systems that
+    choose their pages (their share read is in the decomposition table)."""
+    coverage = corpus_coverage(run.rows)
+    return coverage.short() if coverage else "n/a"
+
+
+def _coverage_notes(runs: list[ReportedRun]) -> list[str]:
+    """`- LABEL: long-context saw 2.2% of the corpus (...)` per baseline run."""
+    found = [(run.label, corpus_coverage(run.rows)) for run in runs]
+    return [f"- {label}: {c.sentence()}." for label, c in found if c is not None]
 
 
 def _accuracy_note(run: ReportedRun) -> str:
@@ -481,6 +497,7 @@ def build_report(
     notes = (
         (shared_note.split("\n") if shared_note else [])
         + [_accuracy_note(r) for r in runs]
+        + _coverage_notes(runs)
         + [
             _errors_note(runs),
             "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
