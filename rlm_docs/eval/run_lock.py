@@ -31,8 +31,13 @@ LOCK_NAME = ".writer.lock"
 
 
 def _command() -> str:
-    """This process's command line, as a user would recognise it (`rlm-docs eval ...`)."""
-    argv = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
+    """This process's command line, as a user would recognise it (`rlm-docs eval ...`,
+    `python -m rlm_docs eval ...`)."""
+    orig = list(getattr(sys, "orig_argv", sys.argv))
+    if len(orig) > 2 and orig[1] == "-m":
+        argv = ["python", *orig[1:]]
+    else:
+        argv = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
     text = shlex.join(argv)
     return text if len(text) <= 300 else f"{text[:160]} ... {text[-135:]}"  # keeps --resume
 

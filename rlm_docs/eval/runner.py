@@ -219,8 +219,10 @@ def _run(
                 if record["id"] in records:
                     continue  # a remote executor may deliver a re-run question twice
                 record = run.adopt_trajectory(record)
-                run.append(record)
+                # known before it is appended: a Ctrl-C between the two must not delete the
+                # trajectory of a recorded question (an unrecorded one is cleaned on resume)
                 records[record["id"]] = record
+                run.append(record)
                 progress.update(bar, advance=1, stats=_stats(records))
     except KeyboardInterrupt:
         # Questions still in flight finish in the background (or die with the process): mark
