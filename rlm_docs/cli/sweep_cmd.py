@@ -7,8 +7,9 @@ results are complete, none failed, and whose eval command line is the one record
 `DIR/sweep.json` when it finished is skipped; any other existing cell is resumed (eval refuses
 a resume whose settings differ), its failed questions run again (`--retry-failed`): an outage
 must not freeze into the study as a 0% cell. A sweep with failed questions left exits 3, as
-eval does. The sweep holds `DIR`'s writer lock (`eval.run_lock`) and each cell its own. Ctrl-C stops at once and every cell stays resumable: run the same command again. The
-sweep ends with one `report` over all cells in `DIR/report/`, labelled by cell name.
+eval does. The sweep holds `DIR`'s writer lock (`eval.run_lock`) and each cell its own. Ctrl-C
+stops at once and every cell stays resumable: run the same command again. The sweep ends with
+one `report` over all cells in `DIR/report/`, labelled by cell name.
 
 `--dry-run` prints each cell, its question count and upper bounds on model calls and dollars
 (`rlm_docs.eval.bounds`) without writing or spending anything.

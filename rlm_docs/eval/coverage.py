@@ -43,7 +43,8 @@ class Coverage:
             if self.read_low == self.read_high
             else f"{self.read_low:,}-{self.read_high:,}"
         )
-        text = f"{self.system} saw {self.share:.1%} of the corpus ({read} of {self.total:,} {self.unit}"
+        text = f"{self.system} saw {self.share:.1%} of the corpus ({read} of {self.total:,}"
+        text += f" {self.unit}"
         if self.cut:
             verb = "truncated" if self.unit == "pages" else "cut short"
             text += (

@@ -155,8 +155,8 @@ def load_runs(
     system / model, plus its workload and length when the runs span several, plus its
     directory name when that is still ambiguous); DatasetError names a directory that is not a
     run. Whatever the label, a run's `series` is its system / model plus the settings that
-    differ between the runs (`· max-steps 4`, e.g. the budget axis of a sweep; always the
-    limit of a step-limit run's limit): one line per series in the scaling figure, so runs of
+    differ between the runs (`· max-steps 4`, e.g. the budget axis of a sweep; always a
+    step-limit run's own limit): one line per series in the scaling figure, so runs of
     one series at several lengths join and runs that differ stay apart."""
     loaded = []
     exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}

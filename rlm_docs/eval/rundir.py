@@ -150,21 +150,20 @@ class EvalRunDir:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def drop_failed(self, records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    def drop_failed(self, records: dict[str, dict[str, Any]]) -> None:
         """Take the failed rows out of `records` and results.jsonl so they run again
-        (`--retry-failed`); returns them. They are first added to failed_attempts.jsonl (their
+        (`--retry-failed`). They are first added to failed_attempts.jsonl (their
         calls were made, perhaps paid, and stay in the ledger); then results.jsonl is replaced
         in one atomic rename, so it never holds two rows for a question and a crash between
         the steps only leaves those questions to be run."""
         failed = [r for r in records.values() if r.get("status") == "failed"]
         if not failed:
-            return []
+            return
         kept = [r for r in self.read_attempts() if r not in failed]
         atomic_write_text(self.attempts_path, "".join(_line(r) for r in [*kept, *failed]))
         for record in failed:
             del records[record["id"]]
         atomic_write_text(self.results_path, "".join(_line(r) for r in records.values()))
-        return failed
 
     def read_attempts(self) -> list[dict[str, Any]]:
         """The rows `drop_failed` replaced, oldest first."""
