@@ -129,3 +129,13 @@ limit = 2
     assert "finished, skipped" not in again.stdout
     rows = _rows(out / "d")
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
+
+
+def test_retry_failed_needs_resume(tmp_path, capsys):
+    from rlm_docs.cli import main
+
+    argv = ["eval", "--dataset", str(QUESTIONS), "--corpus", "demo", "--system", "static-rag",
+            "--model", "offline", "--out", str(tmp_path / "run"), "--retry-failed"]  # fmt: skip
+    assert main(argv) == 2
+    assert "--retry-failed continues a run: add --resume" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
