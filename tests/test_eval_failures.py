@@ -139,3 +139,22 @@ def test_retry_failed_needs_resume(tmp_path, capsys):
     assert main(argv) == 2
     assert "--retry-failed continues a run: add --resume" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_step_limit_run_with_failed_questions_exits_3(tmp_path, env, monkeypatch, capsys):
+    from rlm_docs.cli import main
+
+    for name in ("OPENAI_API_KEY", "RLM_DOCS_HOME", "RLM_DOCS_CACHE"):
+        monkeypatch.setenv(name, env[name])
+    store = build_store(tmp_path / "store")
+    with ChatServer(reply=fake_model) as server:
+        server.outage(502, message="bad gateway", retry_after=0)
+        argv = [
+            "eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--system", "rlm",
+            "--model", f"openai:fake@{server.base_url}", "--max-steps", "1,2", "--limit", "1",
+            "--out", str(tmp_path / "run"), "--no-progress",
+        ]  # fmt: skip
+        assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "2 failed: HTTP 502: bad gateway (2)" in err  # one question at each of two limits
+    assert "--max-steps 1,2" in err and "--resume --retry-failed" in err

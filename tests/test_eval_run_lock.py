@@ -28,6 +28,23 @@ def test_a_second_lock_on_a_directory_is_refused_naming_the_holder(tmp_path):
         pass
 
 
+def test_a_sweep_directory_being_written_is_refused(tmp_path, capsys, monkeypatch):
+    from rlm_docs.cli import main
+
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(
+        f'[grid]\nsystem = "static-rag"\nmodel = "offline"\n[[data]]\nname = "d"\n'
+        f'dataset = "{QUESTIONS}"\ncorpus = "demo"\nlimit = 1\n',
+        encoding="utf-8",
+    )
+    with RunLock(tmp_path / "sweep"):
+        assert main(["sweep", str(spec), "--out", str(tmp_path / "sweep")]) == 2
+    err = capsys.readouterr().err
+    assert "another process is writing this run (pid" in err and err.count("\n") == 1
+    assert not (tmp_path / "sweep" / "d").exists()  # no cell was started
+
+
 def _wait(predicate, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
