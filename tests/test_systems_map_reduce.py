@@ -106,6 +106,7 @@ def test_a_sub_call_budget_below_the_chunk_count_reads_a_prefix_then_reduces(tmp
     assert roles.count("sub") == 3 and roles[-1] == "root"  # the governor refused the rest
     info = p.info["map"]
     assert (info["read"], info["not_read"], info["chunks"]) == (3, 5, 8)
+    assert (p.stop_reason, p.stop_axis) == ("forced", "sub_calls")  # not `final`
     assert "the budget stopped the reading after 3 of 8" in reader.reduce_prompts[0]
 
 

@@ -1,7 +1,10 @@
 """`rlm-docs eval`: run one system over a MADQA-schema question set, resumably.
 
 Writes RUN_DIR (see `rlm_docs.eval.rundir`) and prints a one-line summary; `--resume` continues
-an interrupted run with the same settings.
+an interrupted run with the same settings, `--resume --retry-failed` also runs the questions
+that failed again. Exit codes: 0 every question was answered (right or wrong), 2 a user error
+(nothing run), 3 the run finished but some questions failed (listed by cause on stderr; their
+rows count as wrong), 130 interrupted (resumable).
 """
 
 import argparse
@@ -22,6 +25,9 @@ from rlm_docs.number_flags import fraction, positive_int, step_limits
 if TYPE_CHECKING:
     from rlm_docs.eval.runner import EvalSettings
 
+# The run finished, but some questions failed (a model outage, a broken store): not a user
+# error (2), not a clean run (0), so scripts and sweeps can tell and retry.
+FAILED_QUESTIONS = 3
 _SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce")
 
 
@@ -81,6 +87,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "text_answerable=true, question_type=cross-page",
     )
     p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: run the questions that failed (status failed) again, replacing "
+        "their rows",
+    )
     p.add_argument(
         "--prompt",
         choices=("docs", "madqa"),
@@ -170,11 +182,12 @@ def _is_human(spec: str | None) -> bool:
     return spec is not None and parse_spec(spec).backend == "human"
 
 
-def _resume_hint(args: argparse.Namespace) -> str:
-    """The command that continues this run (the user's own argv, plus --resume)."""
+def _resume_hint(args: argparse.Namespace, *flags: str) -> str:
+    """The command that continues this run (the user's own argv, plus --resume and `flags`)."""
     argv = list(getattr(args, "argv", None) or [])
-    if "--resume" not in argv:
-        argv.append("--resume")
+    for flag in ("--resume", *flags):
+        if flag not in argv:
+            argv.append(flag)
     return "rlm-docs " + shlex.join(argv)
 
 
@@ -185,6 +198,10 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
+    if args.retry_failed and not args.resume:
+        from rlm_docs.errors import ConfigError
+
+        raise ConfigError("--retry-failed continues a run: add --resume")
     apply_timeout(args)
     limits = args.max_steps or []
     args.max_steps = limits[-1] if limits else None  # the longest limit is the budget shown
@@ -210,13 +227,14 @@ def run(args: argparse.Namespace) -> int:
         ray_address=args.ray_address,
         ship_corpus=args.ray_ship_corpus,
         resume=args.resume,
+        retry_failed=args.retry_failed,
         progress=not (args.no_progress or person),  # a redrawn bar would cover the prompts
         sensitivity=args.judge_sensitivity,
         specificity=args.judge_specificity,
     )
     try:
         if len(limits) > 1:
-            return _step_limits(settings, limits, args.out)
+            return _step_limits(settings, limits, args)
         s = _traced(settings, args.otel)
     except KeyboardInterrupt:
         done = _finished(Path(args.out))
@@ -231,7 +249,28 @@ def run(args: argparse.Namespace) -> int:
         f"{citation_f1_text(s)}, ${s['total_cost_usd']:.4f}, "
         f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
     )
-    return 0
+    if s["coverage"]:
+        print(s["coverage"])
+    return _failed_exit([s], args)
+
+
+def _failed_exit(summaries: list[dict], args: argparse.Namespace) -> int:
+    """FAILED_QUESTIONS after saying on stderr what failed and how to retry; else 0."""
+    import sys
+
+    from rlm_docs.eval.failures import failures_line
+    from rlm_docs.terminal_text import sanitize
+
+    causes: dict[str, int] = {}
+    for s in summaries:
+        for text, n in s["failures"]:
+            causes[text] = causes.get(text, 0) + n
+    if not causes:
+        return 0
+    line = failures_line(sorted(causes.items(), key=lambda item: -item[1]))
+    hint = _resume_hint(args, "--retry-failed")
+    print(sanitize(f"{line}\nrun them again with:\n  {hint}"), file=sys.stderr)
+    return FAILED_QUESTIONS
 
 
 def _traced(settings: "EvalSettings", otel: bool) -> dict:
@@ -257,7 +296,7 @@ def _finished(out: Path) -> int:
     return sum(len(EvalRunDir(d).read_results()) for d in dirs)
 
 
-def _step_limits(settings: "EvalSettings", limits: list[int], out: str) -> int:
+def _step_limits(settings: "EvalSettings", limits: list[int], args: argparse.Namespace) -> int:
     """Run every limit and print one line per limit plus the extra calls and dollars the
     shorter limits took beyond the longest one."""
     from rlm_docs.eval.step_limits import run_step_limits
@@ -275,6 +314,7 @@ def _step_limits(settings: "EvalSettings", limits: list[int], out: str) -> int:
             f"calls in all (${r['new_cost_usd']:.4f}), {r['replayed_calls']} replayed from the "
             f"cache -> {r['out']}"
         )
+    out = args.out
     top, rest = results[0], results[1:]
     extra = sum(r["new_calls"] for r in rest)
     dollars = sum(r["new_cost_usd"] for r in rest)
@@ -283,4 +323,4 @@ def _step_limits(settings: "EvalSettings", limits: list[int], out: str) -> int:
         f"{top['new_calls']} new calls for the longest limit, {extra} extra calls "
         f"(${dollars:.4f}) for the shorter ones -> {out}"
     )
-    return 0
+    return _failed_exit([r["summary"] for r in results], args)

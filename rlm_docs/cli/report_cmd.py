@@ -40,7 +40,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also break results down by this question field (repeatable), e.g. "
         "text_answerable, evidence_sources; hop type, question type, domain and doc_type always",
     )
+    p.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="RUN_DIR=NAME",
+        help="name a run in every table and figure (repeatable; default: its system / model "
+        "and the settings that differ between the runs)",
+    )
     p.set_defaults(func=run)
+
+
+def labels_from_args(runs: list[str], given: list[str]) -> list[str | None]:
+    """One label per RUN_DIR from `--label RUN_DIR=NAME` (None where none was given);
+    ConfigError for a malformed value, a RUN_DIR not reported or a name used twice."""
+    from pathlib import Path
+
+    from rlm_docs.errors import ConfigError
+
+    where = {Path(run).resolve(): i for i, run in enumerate(runs)}
+    labels: list[str | None] = [None] * len(runs)
+    for item in given:
+        run, sep, name = item.rpartition("=")
+        if not sep or not run or not name.strip():
+            raise ConfigError(f"--label {item}: expected RUN_DIR=NAME")
+        index = where.get(Path(run).resolve())
+        if index is None:
+            raise ConfigError(f"--label {item}: {run} is not one of the RUN_DIRs reported")
+        if name.strip() in labels:
+            raise ConfigError(f"--label {item}: the name {name.strip()!r} is given twice")
+        labels[index] = name.strip()
+    return labels
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     _refuse_run_dir(Path(args.out))
 
-    result = build_report(args.runs, args.out, by=args.by)
+    labels = labels_from_args(args.runs, args.label)
+    result = build_report(args.runs, args.out, by=args.by, labels=labels)
     print(sanitize(result["markdown"]))  # questions and answers are document and model text
     print()
     print(sanitize("\n".join(result["notes"])))

@@ -3,10 +3,13 @@
 The spec (`rlm_docs.cli.sweep_spec`) expands into cells; each cell is an `rlm-docs eval`
 command line run through eval itself (same parser, run directory, `--resume`, executor), into
 `DIR/<cell name>`. Generated workloads are written once into `DIR/workloads/`. A cell whose
-results are complete and whose eval command line is the one recorded in `DIR/sweep.json` when
-it finished is skipped; any other existing cell is resumed (eval refuses a resume whose settings
-differ). Ctrl-C stops at once and every cell stays resumable: run the same command again. The
-sweep ends with one `report` over all cells in `DIR/report/`, labelled by cell name.
+results are complete, none failed, and whose eval command line is the one recorded in
+`DIR/sweep.json` when it finished is skipped; any other existing cell is resumed (eval refuses
+a resume whose settings differ), its failed questions run again (`--retry-failed`): an outage
+must not freeze into the study as a 0% cell. A sweep with failed questions left exits 3, as
+eval does. The sweep holds `DIR`'s writer lock (`eval.run_lock`) and each cell its own. Ctrl-C
+stops at once and every cell stays resumable: run the same command again. The sweep ends with
+one `report` over all cells in `DIR/report/`, labelled by cell name.
 
 `--dry-run` prints each cell, its question count, upper bounds on model calls and dollars
 (`rlm_docs.eval.bounds`) and where each of its models' requests go, with or without the API key
@@ -16,6 +19,7 @@ sweep ends with one `report` over all cells in `DIR/report/`, labelled by cell n
 import argparse
 import json
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -191,27 +195,32 @@ def _write_record(out: Path, spec: Path, cells: dict[str, list[str]]) -> None:
 
 
 def _finished(path: Path) -> bool:
-    """Every question of the run has a result and the end-of-run files were written."""
+    """Every question of the run has a result, none failed, and the end-of-run files were
+    written."""
     from rlm_docs.eval.rundir import EvalRunDir
 
     run = EvalRunDir(path)
     if not run.manifest_path.exists() or not (path / "predictions.parquet").exists():
         return False
     done = run.read_results()
-    return all(q["id"] in done for q in run.read_manifest()["questions"])
+    return all(
+        q["id"] in done and done[q["id"]].get("status") != "failed"
+        for q in run.read_manifest()["questions"]
+    )
 
 
-def _run_cell(cell: Cell, out: Path, sweep: Sweep, progress: bool) -> None:
+def _run_cell(cell: Cell, out: Path, sweep: Sweep, progress: bool) -> int:
+    """Run or continue one cell through eval (failed questions again); eval's exit code."""
     from rlm_docs.cli import build_parser
 
     argv = ["eval", *cell.eval_argv(out, sweep.run_flags)]
     if (out / cell.name / "run.json").exists():
-        argv.append("--resume")
+        argv += ["--resume", "--retry-failed"]
     if not progress:
         argv.append("--no-progress")
     args = build_parser().parse_args(argv)
     args.argv = argv
-    args.func(args)
+    return int(args.func(args) or 0)
 
 
 def _check_executor(sweep: Sweep) -> None:
@@ -228,6 +237,7 @@ def _check_executor(sweep: Sweep) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rlm_docs.eval.run_lock import RunLock
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
@@ -237,9 +247,17 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(sweep)
         return 0
-    out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out):
+        return _run_cells(args, sweep, out)
+
+
+def _run_cells(args: argparse.Namespace, sweep: Sweep, out: Path) -> int:
+    """Every cell not finished, then the report; 3 when questions failed in some cell."""
+    from rlm_docs.cli.eval_cmd import FAILED_QUESTIONS
+
     record = _read_record(out)
     done = 0
+    failed: list[str] = []
     try:
         for workload in sweep.workloads:
             _generate(workload, out)
@@ -250,7 +268,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{head}: finished, skipped")
             else:
                 print(f"{head}:", flush=True)
-                _run_cell(cell, out, sweep, not args.no_progress)
+                if _run_cell(cell, out, sweep, not args.no_progress) == FAILED_QUESTIONS:
+                    failed.append(cell.name)
                 record[cell.name] = settings
                 _write_record(out, sweep.path, record)
             done += 1
@@ -261,7 +280,14 @@ def run(args: argparse.Namespace) -> int:
             f"continue with:\n  {hint}"
         ) from None
     _report(sweep, out)
-    return 0
+    if not failed:
+        return 0
+    print(
+        f"{len(failed)} cell(s) with failed questions ({', '.join(failed)}); run the same "
+        "command again to retry them",
+        file=sys.stderr,
+    )
+    return FAILED_QUESTIONS
 
 
 def _report(sweep: Sweep, out: Path) -> None:

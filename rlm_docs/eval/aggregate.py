@@ -96,7 +96,10 @@ def summarize(
         out["kuiper_steps"] = kuiper_block(rows, "steps", seed, n_boot)
         out["kuiper_tokens"] = kuiper_block(rows, "total_tokens", seed, n_boot)
         out["wasted_effort_steps"] = wasted_effort_ratio(*_effort_and_correct(rows, "steps"))
-    out["errors"] = {t: sum(1 for r in rows if r.get("error_type") == t) for t in ERROR_TYPES}
+    # the taxonomy of answers given: a failed or missing question is counted in `status`,
+    # never as a refusal (an outage is not the model declining)
+    answered = [r for r in rows if r.get("status") not in ("failed", "missing")]
+    out["errors"] = {t: sum(1 for r in answered if r.get("error_type") == t) for t in ERROR_TYPES}
     # comprehension errors of questions with no page evidence: nothing to check them against
     out["errors_unchecked"] = sum(1 for r in rows if unchecked_comprehension(r))
     out["stages"] = {}

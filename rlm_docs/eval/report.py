@@ -29,6 +29,7 @@ from rlm_docs.eval.aggregate import (
     scoring_method,
     summarize,
 )
+from rlm_docs.eval.coverage import corpus_coverage
 from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
@@ -102,12 +103,16 @@ def _system_label(manifest: dict[str, Any]) -> str:
 
 
 def _settings(manifest: dict[str, Any]) -> dict[str, Any]:
-    """What a run was asked to do apart from its data: sub-model, judge, budget and options,
-    flat, keyed as their eval flags (`max-steps`)."""
+    """What a run did apart from its data: sub-model, judge, budget and options, flat, keyed as
+    their eval flags (`max-steps`). One limit of a step-limit run (`eval --max-steps 1,2,4`)
+    was cut at its own limit, though its budget records the longest: that limit is its
+    max-steps."""
     flat: dict[str, Any] = {"sub-model": manifest.get("sub_model"), "judge": manifest.get("judge")}
     for group in ("budget", "options"):
         for key, value in (manifest.get(group) or {}).items():
             flat[key.replace("_", "-")] = value
+    if manifest.get("step_limit") is not None:
+        flat["max-steps"] = manifest["step_limit"]
     return flat
 
 
@@ -143,13 +148,16 @@ def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
     )
 
 
-def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -> list[ReportedRun]:
-    """Runs with their rows and summaries, labelled `labels` (default: system / model, plus
-    its workload and length when the runs span several, plus its directory name when that is
-    still ambiguous); DatasetError names a directory that is not a run. Whatever the label, a
-    run's `series` is its system / model plus the settings that differ between the runs
-    (`· max-steps 4`, e.g. the budget axis of a sweep): one line per series in the scaling
-    figure, so runs of one series at several lengths join and runs that differ stay apart."""
+def load_runs(
+    paths: list[str | os.PathLike], labels: list[str | None] | None = None
+) -> list[ReportedRun]:
+    """Runs with their rows and summaries, labelled `labels` where given (None: default to
+    system / model, plus its workload and length when the runs span several, plus its
+    directory name when that is still ambiguous); DatasetError names a directory that is not a
+    run. Whatever the label, a run's `series` is its system / model plus the settings that
+    differ between the runs (`· max-steps 4`, e.g. the budget axis of a sweep; always a
+    step-limit run's own limit): one line per series in the scaling figure, so runs of
+    one series at several lengths join and runs that differ stay apart."""
     loaded = []
     exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}
     for p in paths:
@@ -164,6 +172,8 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
         raise DatasetError("report: no run directories given")
     several = len({part for *_, part in loaded}) > 1
     differing = _differing([manifest for _, manifest, _, _ in loaded])
+    if "max-steps" not in differing and any(m.get("step_limit") for _, m, _, _ in loaded):
+        differing.append("max-steps")  # a limit's budget records the longest: say its own
     runs: list[ReportedRun] = []
     taken: set[tuple[str, tuple[str, int] | None]] = set()
     for path, manifest, rows, part in loaded:
@@ -175,8 +185,8 @@ def load_runs(paths: list[str | os.PathLike], labels: list[str] | None = None) -
             series = f"{series} ({path.name})"
         taken.add((series, part))
         label = series + (_part_text(part) if several else "")
-        if labels:
-            label = labels[len(runs)]
+        if labels and labels[len(runs)]:
+            label = str(labels[len(runs)])
         summary = _summary(manifest, rows)
         runs.append(
             ReportedRun(label, path, manifest, rows, summary, series, part, exact.get(path))
@@ -271,6 +281,7 @@ MAIN_HEADERS = [
     "Wall s/q",
     "Errors R/N/C/Ref",
     "Failed/Missing",
+    "Corpus seen",
 ]
 
 
@@ -302,9 +313,23 @@ def main_table(runs: list[ReportedRun]) -> list[list[str]]:
                 f"{s['wall_s']['value']:.2f}",
                 errors,
                 f"{s['status']['failed']}/{s['status']['missing']}",
+                _seen(run),
             ]
         )
     return out
+
+
+def _seen(run: ReportedRun) -> str:
+    """Share of the corpus a fixed-reading baseline read (`coverage`); n/a for systems that
+    choose their pages (their share read is in the decomposition table)."""
+    coverage = corpus_coverage(run.rows)
+    return coverage.short() if coverage else "n/a"
+
+
+def _coverage_notes(runs: list[ReportedRun]) -> list[str]:
+    """`- LABEL: long-context saw 2.2% of the corpus (...)` per baseline run."""
+    found = [(run.label, corpus_coverage(run.rows)) for run in runs]
+    return [f"- {label}: {c.sentence()}." for label, c in found if c is not None]
 
 
 def _accuracy_note(run: ReportedRun) -> str:
@@ -344,7 +369,8 @@ def _errors_note(runs: list[ReportedRun]) -> str:
         )
     return (
         "- Errors: R = retrieval (no gold document cited), N = navigation (gold document, no "
-        f"gold page), {c}, Ref = refusal/no answer."
+        f"gold page), {c}, Ref = refusal/no answer; failed and missing questions are counted "
+        "in Failed/Missing only."
     )
 
 
@@ -450,7 +476,7 @@ def build_report(
     paths: list[str | os.PathLike],
     out: str | os.PathLike,
     by: list[str] | None = None,
-    labels: list[str] | None = None,
+    labels: list[str | None] | None = None,
     disjoint: bool = False,
 ) -> dict[str, Any]:
     """Write report.md, report.html, summary.json and the PNG figures into `out`; `by` adds a
@@ -480,6 +506,7 @@ def build_report(
     notes = (
         (shared_note.split("\n") if shared_note else [])
         + [_accuracy_note(r) for r in runs]
+        + _coverage_notes(runs)
         + [
             _errors_note(runs),
             "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "

@@ -7,6 +7,8 @@ RUN_DIR/trajectories/*.jsonl     per-question trajectories
 RUN_DIR/predictions.parquet      every question's record, in question order (at the end)
 RUN_DIR/predictions.madqa.jsonl  MADQA `evaluate.py` input (at the end)
 RUN_DIR/ledger.jsonl             every model call of the run (at the end)
+RUN_DIR/failed_attempts.jsonl    rows replaced by `--retry-failed` (their calls stay in the ledger)
+RUN_DIR/.writer.lock             held by the one process writing the run (`run_lock`)
 ```
 
 A SIGKILL can leave a torn last line in `results.jsonl`; reading drops it (that question is
@@ -26,6 +28,7 @@ import pyarrow.parquet as pq
 from rlm_docs.atomic import atomic_write_bytes, atomic_write_text
 from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.errors import ConfigError, DatasetError
+from rlm_docs.eval.run_lock import LOCK_NAME, RunLock
 from rlm_docs.eval.scoring import SCORING_VERSION, rescore
 
 FORMAT = "rlm-docs.eval-run"
@@ -54,6 +57,22 @@ class EvalRunDir:
         self.manifest_path = self.path / "run.json"
         self.results_path = self.path / "results.jsonl"
         self.trajectories = self.path / "trajectories"
+        self.attempts_path = self.path / "failed_attempts.jsonl"
+
+    def _foreign(self) -> bool:
+        """A non-empty directory that holds no run: not ours to write into."""
+        return (
+            not self.manifest_path.exists()
+            and self.path.is_dir()
+            and any(p.name != LOCK_NAME for p in self.path.iterdir())
+        )
+
+    def lock(self) -> RunLock:
+        """The run's writer lock, to take with `with` (see `run_lock`); a directory holding
+        something else is refused before the lock file is put into it."""
+        if self._foreign():
+            raise ConfigError(f"{self.path}: directory is not empty and holds no run.json")
+        return RunLock(self.path)
 
     def read_manifest(self) -> dict[str, Any]:
         """run.json; DatasetError if it is missing or not a run manifest."""
@@ -87,7 +106,7 @@ class EvalRunDir:
                     + ")"
                 )
             return old
-        if self.path.exists() and any(self.path.iterdir()):
+        if self._foreign():
             raise ConfigError(f"{self.path}: directory is not empty and holds no run.json")
         self.trajectories.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.manifest_path, json.dumps(manifest, indent=2) + "\n")
@@ -123,11 +142,32 @@ class EvalRunDir:
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one complete line and fsync it before returning."""
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with open(self.results_path, "ab") as fh:
-            fh.write(line.encode("utf-8"))
+            fh.write(_line(record).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
+
+    def drop_failed(self, records: dict[str, dict[str, Any]]) -> None:
+        """Take the failed rows out of `records` and results.jsonl so they run again
+        (`--retry-failed`). They are first added to failed_attempts.jsonl (their
+        calls were made, perhaps paid, and stay in the ledger); then results.jsonl is replaced
+        in one atomic rename, so it never holds two rows for a question and a crash between
+        the steps only leaves those questions to be run."""
+        failed = [r for r in records.values() if r.get("status") == "failed"]
+        if not failed:
+            return
+        kept = [r for r in self.read_attempts() if r not in failed]
+        atomic_write_text(self.attempts_path, "".join(_line(r) for r in [*kept, *failed]))
+        for record in failed:
+            del records[record["id"]]
+        atomic_write_text(self.results_path, "".join(_line(r) for r in records.values()))
+
+    def read_attempts(self) -> list[dict[str, Any]]:
+        """The rows `drop_failed` replaced, oldest first."""
+        if not self.attempts_path.exists():
+            return []
+        lines = self.attempts_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
 
     def adopt_trajectory(self, record: dict[str, Any]) -> dict[str, Any]:
         """`record` with a trajectory shipped back by a remote worker (`trajectory_jsonl`)
@@ -147,7 +187,8 @@ class EvalRunDir:
         interrupt or a kill): on resume those questions run again and write fresh ones."""
         if not self.trajectories.is_dir():
             return
-        kept = {Path(r["trajectory"]).name for r in records.values() if r.get("trajectory")}
+        rows = [*records.values(), *self.read_attempts()]
+        kept = {Path(r["trajectory"]).name for r in rows if r.get("trajectory")}
         for path in self.trajectories.glob("*.jsonl"):
             if path.name not in kept:
                 path.unlink(missing_ok=True)
@@ -178,6 +219,10 @@ class EvalRunDir:
         buffer = io.BytesIO()
         pq.write_table(_table(rows), buffer)
         atomic_write_bytes(self.path / "predictions.parquet", buffer.getvalue())
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, default=str) + "\n"
 
 
 _NESTED = ("citations", "ledger", "judge", "info", "fields")

@@ -3,7 +3,10 @@
 Questions run in parallel behind an `Executor`; each finished question is scored (ANLS*, judge,
 citations, error type) inside its task and returned to this thread, which alone appends it to
 `results.jsonl`. `resume=True` skips questions already recorded, so a crash, Ctrl-C or SIGKILL
-loses at most the questions in flight and never duplicates one.
+loses at most the questions in flight and never duplicates one; `retry_failed=True` also runs
+the failed ones again, replacing their rows. The run holds its directory's writer lock
+(`run_lock`) throughout, so a second process resuming it at the same time is refused instead of
+answering (and paying for) the same questions again.
 """
 
 import time
@@ -20,8 +23,10 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
+from rlm_docs.eval.coverage import corpus_coverage
 from rlm_docs.eval.dataset import dataset_hash, load_questions
 from rlm_docs.eval.executor import Executor, make_executor
+from rlm_docs.eval.failures import failure_causes
 from rlm_docs.eval.filters import filter_questions, question_fields
 from rlm_docs.eval.question_task import QuestionTask
 from rlm_docs.eval.rundir import FORMAT, EvalRunDir, run_rows
@@ -34,8 +39,8 @@ from rlm_docs.version import __version__
 
 @dataclass
 class EvalSettings:
-    """Everything that defines a run (all but `workers`, `resume`, `progress` and the executor
-    settings must match on resume).
+    """Everything that defines a run (all but `workers`, `resume`, `retry_failed`, `progress`
+    and the executor settings must match on resume).
 
     `executor`: `thread` (a pool of `workers` threads) or `ray` (one actor per Ray node, each
     running `workers` questions at once; `ray_address` as for `ray.init`, None for a local
@@ -59,6 +64,7 @@ class EvalSettings:
     ray_address: str | None = None
     ship_corpus: bool = False
     resume: bool = False
+    retry_failed: bool = False
     progress: bool = True
     sensitivity: float = DEFAULT_SENSITIVITY
     specificity: float = DEFAULT_SPECIFICITY
@@ -167,7 +173,8 @@ def run_eval(
     if getattr(executor, "remote", False):
         task = task.copy(trajectories=None)  # workers ship trajectories back to this process
     try:
-        return _run(settings, questions, unknown, run, task, executor, on_record)
+        with run.lock():
+            return _run(settings, questions, unknown, run, task, executor, on_record)
     finally:
         close = getattr(executor, "close", None)
         if owned and close is not None:
@@ -187,6 +194,8 @@ def _run(
     manifest = run.start(_manifest(settings, questions), settings.resume)
     run.truncate_torn_tail()
     records = run.read_results()
+    if settings.retry_failed:
+        run.drop_failed(records)
     run.remove_unrecorded_trajectories(records)  # of questions a killed run never recorded
     todo = [q for q in questions if q.id not in records]
     console = Console(stderr=True)
@@ -220,8 +229,10 @@ def _run(
                 if record["id"] in records:
                     continue  # a remote executor may deliver a re-run question twice
                 record = run.adopt_trajectory(record)
-                run.append(record)
+                # known before it is appended: a Ctrl-C between the two must not delete the
+                # trajectory of a recorded question (an unrecorded one is cleaned on resume)
                 records[record["id"]] = record
+                run.append(record)
                 if on_record is not None:
                     on_record(record)
                 progress.update(bar, advance=1, stats=_stats(records))
@@ -232,7 +243,8 @@ def _run(
         run.remove_unrecorded_trajectories(records)
         raise
     rows = run_rows(manifest, records)
-    ledger_rows = [entry for row in rows for entry in row.get("ledger", [])]
+    attempts = run.read_attempts()  # rows --retry-failed replaced: their calls were made
+    ledger_rows = [entry for row in [*attempts, *rows] for entry in row.get("ledger", [])]
     run.write_outputs(rows, ledger_rows)
     summary = summarize(
         rows,
@@ -241,6 +253,9 @@ def _run(
         specificity=settings.specificity,
     )
     summary["ran_now"] = len(todo)
+    summary["failures"] = failure_causes(rows)
+    coverage = corpus_coverage(rows)
+    summary["coverage"] = coverage.sentence() if coverage else None
     summary["unknown_evidence"] = unknown
     summary["session_wall_s"] = time.perf_counter() - started
     return summary

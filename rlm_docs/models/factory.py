@@ -40,8 +40,9 @@ def make_client(
 
     HTTP backends read their API key from the environment now, so a missing key fails before
     any run starts, and are wrapped in the response cache (`cache=True`: the default on-disk cache
-    unless RLM_DOCS_CACHE=off; a `ResponseCache` to choose one; False/None for none). Offline and
-    scripted clients cost nothing and are only cached when given an explicit `ResponseCache`;
+    unless RLM_DOCS_CACHE=off; a `ResponseCache` to choose one; False/None for none). Offline,
+    scripted and `py:` clients (yours: your client decides its own caching) are only cached
+    when given an explicit `ResponseCache`;
     `human` (a person at the terminal) is never cached: a replayed reply is not their effort.
     `timeout_s` (per HTTP request) defaults to `default_timeout()`.
     """
@@ -57,6 +58,10 @@ def make_client(
         from rlm_docs.models.scripted import ScriptedClient
 
         client = ScriptedClient.from_file(parsed.model, prices=prices)
+    elif parsed.backend == "py":
+        from rlm_docs.models.python_client import load_python_client
+
+        client = load_python_client(parsed.model)
     else:
         module, name = _HTTP_BACKENDS[parsed.backend]
         client = getattr(import_module(module), name)(

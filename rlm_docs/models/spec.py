@@ -1,12 +1,14 @@
 """Model strings such as `openai:gpt-5-mini`, `openai:qwen3@http://127.0.0.1:8000/v1`,
-`mistral:mistral-large-latest`, `offline`, `human[:NAME]` (a person types the replies) and
-`scripted:FILE`, parsed in exactly one place."""
+`mistral:mistral-large-latest`, `offline`, `human[:NAME]` (a person types the replies),
+`scripted:FILE` and `py:package.module:factory` (a client of your own, `python_client`), parsed
+in exactly one place."""
 
 from dataclasses import dataclass
 
 from rlm_docs.errors import ConfigError
+from rlm_docs.models.python_client import python_target
 
-BACKENDS = ("openai", "mistral", "offline", "scripted", "human")
+BACKENDS = ("openai", "mistral", "offline", "scripted", "human", "py")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ def parse_spec(text: str) -> ModelSpec:
         if not rest:
             raise ConfigError(f"model {text!r}: scripted needs a file, e.g. scripted:replies.json")
         return ModelSpec("scripted", rest)
+    if backend == "py":
+        return ModelSpec("py", python_target(text, rest))
     model, at, base_url = rest.partition("@")
     if not model:
         raise ConfigError(f"model {text!r}: the model name after '{backend}:' is empty")

@@ -7,6 +7,8 @@ is recorded in the prediction's `info["context"]` and the trajectory. The window
 allowance; a `max_input_tokens` budget shrinks it further, and so does the governor's cap on
 prompt characters (`MAX_PROMPT_CHARS`, below a 1M-token window), so the governor is never asked
 for a call it must refuse on size. Dollar limits stay hard: a refused call is a `budget` stop.
+A corpus cut to fit `max_input_tokens` is the budget's doing: the answer is a `forced` stop on
+`input_tokens`; a cut to fit the model's window is recorded (`info["context"]`) but no budget's.
 """
 
 import time
@@ -119,4 +121,6 @@ class LongContext:
         reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
         if reply is not None:
             prediction.citations, _ = validate(self.corpus, reply.citations)
+            if context["truncated"] and context["limited_by"] == "max_input_tokens":
+                prediction.stop_reason, prediction.stop_axis = "forced", "input_tokens"
         return finish(self.config, trajectory, governor, prediction, start)

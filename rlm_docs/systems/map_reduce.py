@@ -9,7 +9,8 @@ the relevant notes. Nothing is chosen by a model: which text is read is fixed by
 The map runs in batches of `max_concurrency` (never more than the sub-calls left) and stops
 when the sub-call budget is spent or a batch is refused, so a sub-call limit below the chunk
 count reads a prefix of the corpus; the counts (chunks, read, relevant, not read) are in the
-prediction's `info["map"]`.
+prediction's `info["map"]`. A map cut short by a budget ends the question as the budget's
+(`stop_reason` `forced`, `stop_axis` the limit, e.g. `sub_calls`), not as a `final` answer.
 """
 
 import threading
@@ -87,12 +88,13 @@ class MapReduce:
 
     def _map(
         self, question: str, governor: Governor
-    ) -> tuple[list[str], list[SubCall], list[list[int]]]:
+    ) -> tuple[list[str], list[SubCall], list[list[int]], str | None]:
         """Notes per chunk, in order, until the budget refuses a whole batch; the sub-calls as
         trajectory `rlm_calls` (each prompt shortened to its chunk's label, with its size in
         `prompt_chars` and the chunk's first and last page as `span`: the text is in the
-        store, and a log of every chunk per question would be the corpus many times); and
-        `[number, size]` of each batch."""
+        store, and a log of every chunk per question would be the corpus many times);
+        `[number, size]` of each batch; and the budget axis that cut the map short (None when
+        every chunk was read)."""
         host = HostFunctions(governor, self.sub_client, corpus=self.corpus)
         chunks = self.chunks()
         notes: list[str] = []
@@ -100,7 +102,7 @@ class MapReduce:
             str, tuple[str, int, list[list[Any]]]
         ] = {}  # logged prompt -> label, size, span
         limit = governor.budget.max_sub_calls
-        done = 0
+        done, cut_by = 0, None
         while done < len(chunks):
             # A batch never asks for more sub-calls than are left (the governor refuses an
             # oversized batch whole), so a sub-call limit reads exactly that many chunks.
@@ -108,6 +110,7 @@ class MapReduce:
             if limit is not None:
                 size = min(size, limit - governor.totals()["sub_calls"])
             if size <= 0:
+                cut_by = "sub_calls"
                 break
             prompts = []
             for c in chunks[done : done + size]:
@@ -120,11 +123,12 @@ class MapReduce:
                 )
             try:
                 notes += host.llm_query_batched(prompts)
-            except BudgetExceeded:
+            except BudgetExceeded as exc:
+                cut_by = exc.axis
                 break
             done += len(prompts)
         calls = [_labelled(c, shown.get(c.prompt)) for c in host.calls]
-        return notes, calls, host.block_batches
+        return notes, calls, host.block_batches, cut_by
 
     def _reduce_prompt(self, question: str, notes: list[str]) -> tuple[str, dict[str, Any]]:
         chunks = self.chunks()
@@ -181,7 +185,7 @@ class MapReduce:
         prediction = Prediction(question=question.question, question_id=question.id)
         record = trajectory.iteration([{"role": "user", "content": question.question}])
         try:
-            notes, calls, batches = self._map(question.question, governor)
+            notes, calls, batches, cut_by = self._map(question.question, governor)
         except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
             prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
             trajectory.close(record)
@@ -200,4 +204,6 @@ class MapReduce:
         reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
         if reply is not None:
             prediction.citations, _ = validate(self.corpus, reply.citations)
+            if cut_by is not None:  # answered from the part of the corpus the budget allowed
+                prediction.stop_reason, prediction.stop_axis = "forced", cut_by
         return finish(self.config, trajectory, governor, prediction, start)

@@ -28,6 +28,9 @@ Fault queue (FIFO, one fault consumed per request, then normal service resumes):
 `fail(status, retry_after=None, retry_after_ms=None, message=...)`, `delay(seconds)`,
 `malformed()` (200 with broken JSON), `no_usage()` (200 without a usage object),
 `context_length(prompt_tokens, limit)`, `unauthorized()`.
+
+Outage (every request fails until further notice; queued faults wait behind it):
+`outage(status, message=..., retry_after=None)`, then `recover()`.
 """
 
 import json
@@ -92,6 +95,7 @@ class ChatServer:
         self.requests: list[Request] = []
         self.served: list[dict[str, int]] = []
         self._faults: deque[Fault] = deque()
+        self._outage: Fault | None = None
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -194,6 +198,21 @@ class ChatServer:
         """Answer the next request with 401."""
         return self.push(Fault("status", 401, {}, "Incorrect API key provided", "invalid_api_key"))
 
+    def outage(
+        self, status: int, *, message: str = "outage", retry_after: float | None = None
+    ) -> "ChatServer":
+        """Answer every request with HTTP `status` until `recover()`."""
+        headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+        with self._lock:
+            self._outage = Fault("status", status, headers, message)
+        return self
+
+    def recover(self) -> "ChatServer":
+        """End an `outage`: requests are served again."""
+        with self._lock:
+            self._outage = None
+        return self
+
     # -- accounting -----------------------------------------------------------------------------
 
     def served_usage(self) -> dict[str, int]:
@@ -209,6 +228,8 @@ class ChatServer:
 
     def _next_fault(self) -> Fault | None:
         with self._lock:
+            if self._outage is not None:
+                return self._outage
             return self._faults.popleft() if self._faults else None
 
     def _error_body(self, fault: Fault) -> dict:
