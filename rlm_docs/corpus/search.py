@@ -403,9 +403,11 @@ class Searcher:
             rows = np.flatnonzero(found)
         else:  # one document or several: only their pages can be returned
             docs = [document] if isinstance(document, int) else document
-            span = np.concatenate(
-                [np.arange(self.first[d], self.first[d] + self.counts[d]) for d in docs]
-                or [np.zeros(0, dtype=np.int64)]
+            span = np.sort(
+                np.concatenate(
+                    [np.arange(self.first[d], self.first[d] + self.counts[d]) for d in docs]
+                    or [np.zeros(0, dtype=np.int64)]
+                )
             )
             rows = span[found[span]]
         if not len(rows):
@@ -431,8 +433,10 @@ class Searcher:
         for kinds, weight in ((named, w.named), (implied - named, w.implied)):
             for name in kinds if weight else ():
                 scores[kind == KINDS.index(name)] += weight
-        if fit is not None and fit.any():
-            scores += w.filing * fit[self.doc_of_page[rows]]
+        if fit is not None:  # `rows` ascend, so each fitting document's pages are one slice
+            for d in np.flatnonzero(fit).tolist():
+                a, b = np.searchsorted(rows, (self.first[d], self.first[d] + self.counts[d]))
+                scores[a:b] += w.filing * fit[d]
         depth = min(len(rows), DIVERSE_DEPTH * k) if w.diverse else k
         if len(rows) > depth:  # keep every page tied with the cut-off, then order by (score, row)
             keep = scores >= np.partition(scores, -depth)[-depth]
