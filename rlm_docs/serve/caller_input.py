@@ -30,13 +30,13 @@ def request_budget(server: Budget, given: Any, prefix: str = "rlm_docs.budget") 
     unknown = sorted(set(given) - set(_NUMERIC))
     if unknown:
         raise BadField(f"{prefix}: unknown field {unknown[0]!r} (allowed: {_NUMERIC})")
-    changes = {}
+    changes: dict[str, Any] = {}
     for name, value in given.items():
         field = f"{prefix}.{name}"
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise BadField(f"{field}: expected a number, got {json.dumps(value)[:80]}")
         try:
-            Budget(**{name: value})  # the field's own checks
+            Budget(**{name: value})  # type: ignore[arg-type]  # the field's own checks
         except RlmDocsError as exc:
             raise BadField(f"{field}: {str(exc).partition(': ')[2]}") from None
         cap = getattr(server, name)
@@ -59,7 +59,7 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def parse_json(data: bytes | str) -> Any:
+def parse_json(data: bytes | bytearray | str) -> Any:
     """Strict JSON: ValueError with the reason for NaN/Infinity, an integer of more digits than
     Python converts, nesting past the recursion limit, or malformed text."""
     try:
