@@ -1,4 +1,4 @@
-"""What a network caller sends, checked before it reaches a run: strict JSON, budget overrides
+"""What a network caller sends, checked before it reaches a run: parseable JSON, budget overrides
 capped by the server's, and dollar limits only on priced models. Shared by `serve` and the MCP
 server's `ask`, so both refuse the same inputs with a message naming the field (a 400 or a tool
 error), never a crash inside the run.
@@ -55,14 +55,11 @@ def unpriced(budget: Budget, clients: list[Client]) -> str | None:
     return next((c.spec for c in clients if price_of(c) is None), None)
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def parse_json(data: bytes | bytearray | str) -> Any:
-    """Strict JSON: ValueError with the reason for NaN/Infinity, an integer of more digits than
-    Python converts, nesting past the recursion limit, or malformed text."""
+    """The body as Python, or ValueError with the reason: malformed text, an integer of more
+    digits than Python converts, nesting past the recursion limit. NaN and Infinity parse (as
+    Python's `json` reads them) so that the check of the field holding one names it."""
     try:
-        return json.loads(data, parse_constant=_reject_constant)
+        return json.loads(data)
     except RecursionError:
         raise ValueError("nested too deeply") from None
