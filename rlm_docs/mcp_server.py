@@ -65,9 +65,16 @@ def _user_errors(fn: Callable[..., Any], kind: type[Exception] = ToolError) -> C
 
 
 def document_text(corpus: Corpus, name: str) -> str:
-    """One document in the marked form the root model sees (`[FILE: ...] [PAGE n] ...`)."""
+    """One document in the marked form the root model sees (`[FILE: ...] [PAGE n] ...`);
+    ResourceError past HOST_MAX_RESULT_CHARS (read such a document by pages)."""
     n = corpus.num_pages(name)
-    return render_documents([name], [n], corpus.pages(name, 1, n))
+    text = render_documents([name], [n], corpus.pages(name, 1, n))
+    if len(text) > HOST_MAX_RESULT_CHARS:
+        raise ResourceError(
+            f"{name}: {len(text):,} characters, over this server's limit of "
+            f"{HOST_MAX_RESULT_CHARS:,}; read it by pages ({URI}{quote(name, safe='')}/pages/N)"
+        )
+    return text
 
 
 def build_server(

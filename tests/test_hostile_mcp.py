@@ -160,3 +160,15 @@ def test_a_dollar_limit_on_an_unpriced_model_is_refused(store):
     server = build_server(Corpus.load(store), model=client, sub_model=client, budget=Budget())
     is_error, text = _ask(server, question="q", max_cost_usd=1.0)
     assert is_error and "max_cost_usd: no price is known" in text, text
+
+
+def test_a_document_resource_over_the_cap_points_to_its_pages(store):
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    client = make_client("offline")
+    server = build_server(Corpus.load(store), model=client, sub_model=client, budget=Budget())
+    with pytest.raises(ResourceError, match="over this server's limit") as refused:
+        anyio.run(server.read_resource, "rlm-docs://documents/words")
+    assert "rlm-docs://documents/words/pages/N" in str(refused.value)
+    small = list(anyio.run(server.read_resource, "rlm-docs://documents/small"))
+    assert "Revenue was $5 million." in small[0].content

@@ -42,10 +42,10 @@ def _body(**extra) -> dict:
 @pytest.mark.parametrize(
     ("budget", "field"),
     [
-        ('{"max_wall_s": NaN}', "NaN is not a JSON number"),
-        ('{"max_wall_s": Infinity}', "Infinity is not a JSON number"),
+        ('{"max_wall_s": NaN}', "rlm_docs.budget.max_wall_s: expected a finite number"),
+        ('{"max_wall_s": Infinity}', "rlm_docs.budget.max_wall_s: expected a finite number"),
         ('{"max_wall_s": 1e999}', "rlm_docs.budget.max_wall_s: expected a finite number"),
-        ('{"max_cost_usd": -Infinity}', "-Infinity is not a JSON number"),
+        ('{"max_cost_usd": -Infinity}', "rlm_docs.budget.max_cost_usd: expected a finite"),
         ('{"max_steps": ' + "9" * 4000 + "}", "rlm_docs.budget.max_steps: expected a finite"),
         ('{"max_steps": ' + "9" * 5000 + "}", "request body is not JSON"),
     ],

@@ -46,12 +46,12 @@ def endpoint_of(text: str) -> str | None:
         return raw.strip("[]").lower() or None
     try:
         parts = urlsplit(raw)
-        port = parts.port or _DEFAULT_PORT.get(parts.scheme)
+        number = parts.port or _DEFAULT_PORT.get(parts.scheme)
     except ValueError:
         return None
     if not parts.hostname:
         return None
-    return f"{parts.hostname.lower()}:{port}" if port else parts.hostname.lower()
+    return f"{parts.hostname.lower()}:{number}" if number else parts.hostname.lower()
 
 
 def spec_url(spec: str) -> str | None:
@@ -65,11 +65,11 @@ def is_official(backend: str, base_url: str | None) -> bool:
     if base_url is None:
         return True
     host = OFFICIAL.get(backend)
-    return (
-        host is not None
-        and urlsplit(base_url).scheme == "https"
-        and (endpoint_of(base_url) == f"{host}:443")
-    )
+    try:
+        secure = urlsplit(base_url).scheme == "https"
+    except ValueError:  # e.g. an unclosed `[` of an IPv6 host
+        return False
+    return host is not None and secure and endpoint_of(base_url) == f"{host}:443"
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,10 @@ def named_by_user(endpoints: Iterable[str]) -> Iterator[KeyRule]:
     block ends."""
     previous = _rule
     found = {endpoint_of(e) for e in endpoints if e}
-    install(KeyRule(frozenset(e for e in found if e)))
+    rule = KeyRule(frozenset(e for e in found if e))
+    install(rule)
     try:
-        yield _rule  # type: ignore[misc]
+        yield rule
     finally:
         install(previous)
 

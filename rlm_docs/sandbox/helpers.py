@@ -267,7 +267,7 @@ def make_helpers(
             para["text"] = shown(para["text"], raw)
         return paras
 
-    helpers = {
+    helpers: dict[str, Callable[..., Any]] = {
         "files": files,
         "page": page,
         "pages": pages,

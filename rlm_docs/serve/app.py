@@ -7,7 +7,7 @@ route open without the token); `GET /openapi.json` is the schema. Requests
 may override the run's budget (`rlm_docs.budget`) and pick one of the server's models
 (`rlm_docs.model` / `rlm_docs.sub_model`), always within the server's own limits.
 
-Guards, in the order a request meets them: bearer token (401), body size (413), strict JSON,
+Guards, in the order a request meets them: bearer token (401), body size (413), JSON,
 field types, finite budgets, priced models for a dollar limit and question length (400, naming
 the field; `serve.caller_input`), model id (404), then the concurrent-run limit (429 with
 `Retry-After`).

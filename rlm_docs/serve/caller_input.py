@@ -1,4 +1,4 @@
-"""What a network caller sends, checked before it reaches a run: strict JSON, budget overrides
+"""What a network caller sends, checked before it reaches a run: parseable JSON, budget overrides
 capped by the server's, and dollar limits only on priced models. Shared by `serve` and the MCP
 server's `ask`, so both refuse the same inputs with a message naming the field (a 400 or a tool
 error), never a crash inside the run.
@@ -30,13 +30,13 @@ def request_budget(server: Budget, given: Any, prefix: str = "rlm_docs.budget") 
     unknown = sorted(set(given) - set(_NUMERIC))
     if unknown:
         raise BadField(f"{prefix}: unknown field {unknown[0]!r} (allowed: {_NUMERIC})")
-    changes = {}
+    changes: dict[str, Any] = {}
     for name, value in given.items():
         field = f"{prefix}.{name}"
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise BadField(f"{field}: expected a number, got {json.dumps(value)[:80]}")
         try:
-            Budget(**{name: value})  # the field's own checks
+            Budget(**{name: value})  # type: ignore[arg-type]  # the field's own checks
         except RlmDocsError as exc:
             raise BadField(f"{field}: {str(exc).partition(': ')[2]}") from None
         cap = getattr(server, name)
@@ -55,14 +55,11 @@ def unpriced(budget: Budget, clients: list[Client]) -> str | None:
     return next((c.spec for c in clients if price_of(c) is None), None)
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def parse_json(data: bytes | str) -> Any:
-    """Strict JSON: ValueError with the reason for NaN/Infinity, an integer of more digits than
-    Python converts, nesting past the recursion limit, or malformed text."""
+def parse_json(data: bytes | bytearray | str) -> Any:
+    """The body as Python, or ValueError with the reason: malformed text, an integer of more
+    digits than Python converts, nesting past the recursion limit. NaN and Infinity parse (as
+    Python's `json` reads them) so that the check of the field holding one names it."""
     try:
-        return json.loads(data, parse_constant=_reject_constant)
+        return json.loads(data)
     except RecursionError:
         raise ValueError("nested too deeply") from None

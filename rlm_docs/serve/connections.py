@@ -79,8 +79,8 @@ class GuardedH11(H11Protocol):
         self._wait_for_head()
         open_now = [c for c in self.connections if not c.transport.is_closing()]
         if len(open_now) > self.guards.max_connections:
-            waiting = [c for c in open_now if getattr(c, "waiting_since", None)]
-            oldest = min(waiting, key=lambda c: c.waiting_since)  # self waits too
+            waiting = [c for c in open_now if isinstance(c, GuardedH11) and c.waiting_since]
+            oldest = min(waiting, key=lambda c: c.waiting_since or 0.0)  # self waits too
             oldest.waiting_since = None
             oldest.transport.close()  # leaves `connections` a loop turn later
 
