@@ -4,8 +4,11 @@
 A trajectory stores each turn's start (`timestamp`) and length (`iteration_time`), each cell's
 `execution_time`, and each sub-call's ledger entry (`started_at`, `latency_s`). The root call
 comes first in a turn and its cells run one after another once it returns, so the call took
-the turn's time less its cells' and each cell starts where the one before ended. A turn without
-a timestamp starts where the previous one ended.
+the turn's time less its cells' and each cell starts where the one before ended. That estimate
+is then corrected by what was measured on the clock: a cell holds its sub-calls (and a child
+run its turns), so a cell starts no later than its first sub-call and ends no earlier than its
+last, and the root call ends before the first cell starts. A turn without a timestamp starts
+where the previous one ended.
 """
 
 from dataclasses import dataclass
@@ -57,17 +60,33 @@ def turn_times(it: Iteration, previous_end: datetime) -> TurnTimes:
     call_end = start + timedelta(seconds=max(0.0, took - sum(durations)))
     cells: list[Span] = []
     at = call_end
-    for seconds in durations:
-        cells.append(Span(at, at + timedelta(seconds=seconds)))
-        at = cells[-1].end
+    for block, seconds in zip(it.code_blocks, durations, strict=True):
+        cell = Span(at, at + timedelta(seconds=seconds))
+        measured = [sub_call_time(call, cell.start) for call in block.result.sub_calls]
+        if measured:
+            cell = Span(
+                max(start, min([cell.start, *(m.start for m in measured)])),
+                max([cell.end, *(m.end for m in measured)]),
+            )
+        cells.append(cell)
+        at = cell.end
+    call_end = min([call_end, *(c.start for c in cells)])
     end = max(start + timedelta(seconds=took), at)
     return TurnTimes(Span(start, end), Span(start, call_end), cells)
 
 
 def sub_call_time(call: SubCall, fallback: datetime) -> Span:
-    """A sub-call's interval from its ledger entry (`fallback` as start without one)."""
+    """A sub-call's interval from its ledger entry (`fallback` as start without one); a child
+    run's interval also covers its own turns."""
     ledger = call.ledger or {}
     started = ledger.get("started_at")
     start = datetime.fromtimestamp(float(started), UTC) if started else fallback
     took = float(ledger.get("latency_s") or call.execution_time or 0.0)
-    return Span(start, start + timedelta(seconds=max(0.0, took)))
+    span = Span(start, start + timedelta(seconds=max(0.0, took)))
+    if call.child is None:
+        return span
+    end = span.end
+    for it in call.child.iterations:
+        end = max(end, turn_times(it, end).turn.end)
+    child_start = run_start(call.child)
+    return Span(min(span.start, child_start) if child_start else span.start, end)
