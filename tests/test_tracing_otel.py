@@ -23,7 +23,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E4
 
 from rlm_docs.eval.runner import EvalSettings, run_eval  # noqa: E402
 from rlm_docs.models import parse_spec  # noqa: E402, F401
-from rlm_docs.tracing import QuestionTracer, trace_question  # noqa: E402
+from rlm_docs.tracing import QuestionTracer  # noqa: E402
+from rlm_docs.tracing.spans import trace_question  # noqa: E402
 from tests.fixtures.eval.support import QUESTIONS, build_store  # noqa: E402
 from tests.fixtures.scripted_run import eval_argv, prices_env, write_scripts  # noqa: E402
 

@@ -6,7 +6,8 @@ attribute names on the model-call spans so Phoenix, Langfuse or any OTLP collect
 tokens (cache reads included) and cost. Needs the `otel` extra.
 """
 
+# `trace_question` lives in `rlm_docs.tracing.spans`, which imports the otel extra: importing it
+# here would make every `eval` need that extra, traced or not.
 from rlm_docs.tracing.setup import QuestionTracer, open_tracing, tracing_requested
-from rlm_docs.tracing.spans import trace_question
 
-__all__ = ["QuestionTracer", "open_tracing", "trace_question", "tracing_requested"]
+__all__ = ["QuestionTracer", "open_tracing", "tracing_requested"]
