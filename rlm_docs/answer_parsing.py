@@ -62,7 +62,9 @@ def from_structured(value: Any) -> Answer | None:
         items = _as_list(value["values"] if "values" in value else value["answer"])
         values, moved = from_old_answer(items)
         caveat = " ".join(c for c in (_text(value.get("caveat")), moved) if c)
-        return Answer(values, _text(value.get("explanation")), caveat, _citations(value.get("citations")))
+        return Answer(
+            values, _text(value.get("explanation")), caveat, _citations(value.get("citations"))
+        )
     if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
         values, caveat = from_old_answer(_as_list(value))
         return Answer(values, caveat=caveat)

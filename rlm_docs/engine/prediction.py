@@ -76,7 +76,11 @@ class Prediction:
     def take(self, answer: Answer) -> None:
         """Set the answer record's values, explanation and caveat (not its citations, which
         each system validates against the corpus first)."""
-        self.answer, self.explanation, self.caveat = answer.values, answer.explanation, answer.caveat
+        self.answer, self.explanation, self.caveat = (
+            answer.values,
+            answer.explanation,
+            answer.caveat,
+        )
 
     def to_madqa(self) -> dict[str, Any]:
         """MADQA's prediction record (`question`, `answer`, `citations`) plus the answer's

@@ -153,6 +153,7 @@ def computed_answer(
         cite(d, p)
     return {
         "values": [f"{result:.{places}f}" + ("%" if percent else "")],
-        "explanation": f"{compute['kind']} computed from " + ", ".join(f"{d} p.{p}" for d, p in used),
+        "explanation": f"{compute['kind']} computed from "
+        + ", ".join(f"{d} p.{p}" for d, p in used),
         "citations": [{"file": d, "page": p} for d, p in used],
     }
