@@ -107,6 +107,8 @@ def summarize(
     out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)
     out["total_wall_s"] = sum(float(r.get("wall_s") or 0) for r in rows)
+    out["judge_calls"] = sum(int(r.get("judge_calls") or 0) for r in rows)
+    out["total_judge_cost_usd"] = sum(float(r.get("judge_cost_usd") or 0) for r in rows)
     if with_kuiper:
         out["kuiper_steps"] = kuiper_block(decided, "steps", seed, n_boot)
         out["kuiper_tokens"] = kuiper_block(decided, "total_tokens", seed, n_boot)

@@ -117,29 +117,33 @@ def score_prediction(
     }
 
 
-def rescore(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A row scored by an older SCORING_VERSION, scored again from its stored answer, gold and
-    evidence, its answer record read by the old-record rule (`answer_record.stored_answer`).
-    The judge is not called again: its stored verdict stands where the new stages leave the
-    answer to it. Rows without a stored gold (missing questions) are kept."""
+def stored_judge(row: Mapping[str, Any]) -> JudgeFn | None:
+    """The verdict an earlier judge stored in `row`, as a judge function (None if none)."""
+    if row.get("stage") != "judge":
+        return None
+    stored = Verdict(
+        str(row.get("judgment") or "error"),
+        float(row.get("score") or 0),
+        str(row.get("judge_issue") or ""),
+        str(row.get("judge_explanation") or ""),
+    )
+
+    def judge(_question: Question, _values: list[str], _explanation: str) -> Verdict:
+        return stored
+
+    return judge
+
+
+def rescore(row: Mapping[str, Any], judge: JudgeFn | None = None) -> dict[str, Any]:
+    """A stored row scored again from its stored answer, gold and evidence, its answer record
+    read by the old-record rule (`answer_record.stored_answer`). Without `judge`, the judge is
+    not called again: a stored verdict stands where the stages leave the answer to it. Rows
+    without a stored gold (missing questions) are kept."""
     if "answer_variants" not in row or row.get("status") == "missing":
         return dict(row)
     values, explanation, caveat = stored_answer(dict(row))
-    row = dict(row) | {"answer": values, "explanation": explanation, "caveat": caveat}
-    question = row_question(row)
-    judge = None
-    if row.get("stage") == "judge":
-        stored = Verdict(
-            str(row.get("judgment") or "error"),
-            float(row.get("score") or 0),
-            str(row.get("judge_issue") or ""),
-            str(row.get("judge_explanation") or ""),
-        )
-
-        def judge(_question: Question, _values: list[str], _explanation: str) -> Verdict:
-            return stored
-
-    return row | score_prediction(question, row, judge)
+    new = dict(row) | {"answer": values, "explanation": explanation, "caveat": caveat}
+    return new | score_prediction(row_question(new), new, judge or stored_judge(row))
 
 
 def row_question(row: Mapping[str, Any]) -> Question:
