@@ -510,16 +510,15 @@ class TurnLoop:
         record = value if isinstance(value, dict) else {"values": value}
         lines = []
         for key in ("values", "explanation", "caveat", "content"):
-            if key not in record or (key == "content" and not record[key]):
+            text = answer_text(record.get(key)).strip()
+            if not text or text == "[]":
                 continue
-            text = answer_text(record[key]).strip()
-            if key != "values" and not text:
-                continue
-            if text and text in shown:
+            if text in shown:
                 lines.append(f'answer["{key}"]: printed above (not repeated here)')
             else:
                 lines.append(f'answer["{key}"] = {_truncate(text, CONFIRM_CHARS)}')
-        return prompts.render("turn_confirm", content="\n".join(lines))
+        content = "\n".join(lines) or 'answer["values"] = [] (no answer)'
+        return prompts.render("turn_confirm", content=content)
 
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
