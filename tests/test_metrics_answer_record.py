@@ -65,7 +65,11 @@ def scored(gold: list[list[str]], record: dict, judge=None) -> dict:
         ),
         (
             "$1577.00",
-            {"answer": ["$1,577 million (purchases of property, plant and equipment (PP&E), FY2018)"]},
+            {
+                "answer": [
+                    "$1,577 million (purchases of property, plant and equipment (PP&E), FY2018)"
+                ]
+            },
         ),
     ],
 )
