@@ -114,8 +114,8 @@ def test_an_unclosed_last_code_block_still_runs():
 
 def test_final_with_the_record_keeps_parentheses_and_apostrophes_inside_its_strings():
     reply = (
-        "Done.\nFINAL({\"values\": [\"$5,818 million\"], \"explanation\": \"3M's current assets "
-        "($19,815M) less liabilities ($13,997M), FY2021.\", \"caveat\": \"\"})"
+        'Done.\nFINAL({"values": ["$5,818 million"], "explanation": "3M\'s current assets '
+        '($19,815M) less liabilities ($13,997M), FY2021.", "caveat": ""})'
     )
     final = find_final(reply)
     assert parse_answer(final.value) == Answer(
