@@ -189,3 +189,44 @@ def test_sigkilled_rescore_resumes_without_judging_a_question_twice(env):
     assert [r["stage"] for r in rows] == ["judge"] * 10
     assert all(r["judge_calls"] == 1 for r in rows)
     assert not progress.exists()
+
+
+def test_eval_says_what_needs_a_judge_and_rescore_then_scores_it(env, capsys):
+    from tests.fixtures.eval.support import build_store
+
+    store = build_store(env / "store")
+    prose = "Acme's revenue grew in fiscal 2022 to $4.2 billion, helped by higher prices."
+    dataset = env / "q.jsonl"
+    dataset.write_text(
+        json.dumps(
+            {"id": "v", "question": "What was Acme revenue for fiscal 2022?",
+             "answer_variants": [["$4.2 billion"]], "evidence": []}
+        ) + "\n" + json.dumps(
+            {"id": "p", "question": "How did Acme revenue change in fiscal 2022?",
+             "answer_variants": [[prose]], "evidence": []}
+        ) + "\n"
+    )  # fmt: skip
+
+    def reply(messages: list[dict]) -> str:
+        text = str(messages[0]["content"])
+        values = ["Increased"] if "How did" in text.rsplit("Question:", 1)[-1] else ["$4.2 billion"]
+        record = {"values": values, "explanation": "Revenue rose to $4.2 billion.", "caveat": ""}
+        return json.dumps(record | {"citations": []})
+
+    out = env / "run"
+    with ChatServer(reply=reply) as model:
+        argv = ["eval", "--dataset", str(dataset), "--corpus", str(store), "--system",
+                "static-rag", "--model", f"openai:m@{model.base_url}", "--out", str(out),
+                "--no-progress"]  # fmt: skip
+        assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "accuracy 100.0%" in printed
+    assert f"1/1 decided; 1 need --judge (rlm-docs rescore {out} --judge MODEL)" in printed
+    _, rows = load_run(out)
+    assert [r["stage"] for r in rows] == ["numeric", "needs_judge"]
+    assert rows[1]["explanation"] == "Revenue rose to $4.2 billion." and rows[1]["caveat"] == ""
+    with ChatServer(reply=lambda messages: VERDICT) as judge:
+        assert main(["rescore", str(out), "--judge", f"openai:j@{judge.base_url}"]) == 0
+        assert "Revenue rose to $4.2 billion." in judge.requests[0].body["messages"][0]["content"]
+    _, rows = load_run(out)
+    assert [r["stage"] for r in rows] == ["numeric", "judge"]
