@@ -40,7 +40,7 @@ def decide(plan: dict, pages: list, readings: list[str], boost: Callable, page: 
     i = scores.index(max(scores))
     d, p = pages[i]
     value = formatted(values[i], page(d, p), readings[i].splitlines()[0], plan)
-    explanation = f"Read from {d} page {p}: {readings[i].splitlines()[0][:200]}"
+    explanation = f"Read from {d} page {p}."
     return {"values": [value], "explanation": explanation, "citations": [{"file": d, "page": p}]}, i
 
 
