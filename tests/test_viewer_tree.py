@@ -110,3 +110,11 @@ def test_viewer_entries_carry_the_answer_record_old_records_by_the_caveat_rule()
     old = {"id": "b", "answer": ["Not answerable", "Caveat: no survey about Lincoln"]}
     entry = question_entry(old, None, 1, "results.jsonl:2")
     assert (entry["answer"], entry["caveat"]) == (["Not answerable"], "no survey about Lincoln")
+
+
+def test_a_question_that_needs_a_judge_shows_no_verdict_in_the_viewer():
+    from rlm_docs.viewer.load import question_entry
+
+    row = {"id": "p", "answer": ["No"], "caveat": "", "stage": "needs_judge", "score": None}
+    entry = question_entry(row | {"anls": 0.9, "correct": None}, None, 0, "results.jsonl:1")
+    assert (entry["correct"], entry["score"]) == (None, None)  # not decided by its ANLS*

@@ -57,7 +57,10 @@ def page_trajectory(traj: Trajectory) -> dict[str, Any]:
 
 
 def _correctness(record: dict[str, Any]) -> tuple[bool | None, float | None]:
-    """(correct, score) from whatever the evaluator recorded; None when not scored."""
+    """(correct, score) from whatever the evaluator recorded; None when not scored (also a
+    prose gold no judge scored: `needs_judge`, which its ANLS* must not decide)."""
+    if record.get("stage") == "needs_judge":
+        return None, None
     score = next(
         (record[k] for k in ("score", "anls") if isinstance(record.get(k), int | float)), None
     )
