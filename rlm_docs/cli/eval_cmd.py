@@ -49,7 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
     p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
     p.add_argument(
-        "--judge", metavar="MODEL", help="LLM judge model (default: numeric + ANLS* stages)"
+        "--judge",
+        metavar="MODEL",
+        help="LLM judge model (default: numeric, exact and ANLS* stages; questions with prose "
+        "golds are then left undecided: score them later with `rlm-docs rescore --judge`)",
     )
     p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
     p.add_argument(
