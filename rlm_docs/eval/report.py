@@ -547,7 +547,7 @@ def build_report(
     plots.cumulative_differences(scored, target / FIGURES[0][0])
     plots.accuracy_vs_cost(named, [r.summary for r in runs], target / FIGURES[1][0])
     exact = {r.label: r.exact_steps for r in runs if r.exact_steps}
-    plots.accuracy_vs_step_limit(named, target / FIGURES[2][0], exact_curves(exact))
+    plots.accuracy_vs_step_limit(scored, target / FIGURES[2][0], exact_curves(exact))
     plots.effort_distributions(scored, target / FIGURES[3][0])
     decomposition, drawn, not_drawn = decomposition_part(runs, target)
     comparison = "Comparison"
