@@ -230,3 +230,15 @@ def test_eval_says_what_needs_a_judge_and_rescore_then_scores_it(env, capsys):
         assert "Revenue rose to $4.2 billion." in judge.requests[0].body["messages"][0]["content"]
     _, rows = load_run(out)
     assert [r["stage"] for r in rows] == ["numeric", "judge"]
+
+
+def test_rescore_waits_for_no_one_it_refuses_a_run_another_process_writes(env, capsys):
+    from rlm_docs.eval.rundir import EvalRunDir
+
+    run = old_run(env / "old")
+    before = (run / "results.jsonl").read_bytes()
+    with EvalRunDir(run).lock():
+        assert main(["rescore", str(run)]) == 2
+    assert "rlm-docs rescore: error:" in capsys.readouterr().err
+    assert (run / "results.jsonl").read_bytes() == before and not (run / PROGRESS_FILE).exists()
+    assert main(["rescore", str(run)]) == 0  # once the writer is gone

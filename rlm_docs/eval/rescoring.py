@@ -7,6 +7,9 @@ questions the stages leave to it (prose golds among them) get one judge call eac
 the question's `ledger` under role `judge` (judge spend: `judge_cost_usd`, `judge_calls`, and
 `ledger.jsonl`); without one, a verdict stored by an earlier judge stands.
 
+A rescore is a writer of the run: it holds the run's writer lock (`run_lock`) for its whole
+life, so it never rewrites a run an `eval` is still appending to (nor another rescore).
+
 Resumable and atomic: each rescored record is appended (fsynced) to `RUN_DIR/rescore.jsonl`,
 whose first line names the settings; a killed rescore run again with the same settings takes
 the records found there and scores only the rest (progress of other settings is discarded).
@@ -89,15 +92,30 @@ def rescore_run(
     """Score the run at `path` again (see module docstring); returns its new summary.
     `judge`: a judge model string; `sensitivity` / `specificity` for its Rogan-Gladen
     correction (default: the run's, else MADQA's); `on_record(done, total)` after each."""
-    from rlm_docs.eval.question_task import judge_with
     from rlm_docs.models import make_client, parse_spec
 
     if judge and parse_spec(judge).backend == "offline":
         raise ConfigError("--judge offline: the offline model cannot judge answers")
     run = EvalRunDir(path)
+    run.read_manifest()  # not a run: one clear line before anything is written
+    client = make_client(judge) if judge else None
+    with run.lock():
+        return _rescore(run, client, judge, sensitivity, specificity, on_record)
+
+
+def _rescore(
+    run: EvalRunDir,
+    client: Any,
+    judge: str | None,
+    sensitivity: float | None,
+    specificity: float | None,
+    on_record: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """The rescore itself, under the run's writer lock."""
+    from rlm_docs.eval.question_task import judge_with
+
     manifest = run.read_manifest()
     records = run.read_results()
-    client = make_client(judge) if judge else None
     settings = {"judge": judge, "scoring_version": SCORING_VERSION}
     progress_path = run.path / PROGRESS_FILE
     done = _progress(progress_path, settings)
