@@ -1,14 +1,16 @@
-"""Free-text final answer -> answer list + citations.
+"""Free-text final answer -> the answer record (`rlm_docs.answer_record.Answer`) + citations.
 
 It sits below the engine, the systems and the models because all three parse answers with it
 (the engine's extraction step, the baselines' replies, the `offline` model's extract role).
 
 MADQA formats an RLM's free-text response with a separate extraction call. We first try a
 deterministic parse and only call the `extract` role when that fails, so structured answers
-cost nothing extra. Parsed without a call: JSON `{"answer": [...], "citations": [...]}` (also
-fenced), a list of values, the docs prompt's own suggested form
-`["$8.70 billion"] -- 3M_2018_10K page 58` (a JSON list, then the pages it rests on), and a
-bare refusal ("Not answerable"), which stays the answer (unanswerable questions are scored).
+cost nothing extra. Parsed without a call: the record as JSON `{"values": [...], "explanation":
+"...", "caveat": "...", "citations": [...]}` (also fenced; MADQA's key `answer` is read as
+`values`), a list of values, the earlier docs prompt's form `["$8.70 billion"] -- 3M_2018_10K
+page 58` (a JSON list, then the pages it rests on), and a bare refusal ("Not answerable"), which
+stays the answer (unanswerable questions are scored). Items of a values list that start
+`Caveat:` are moved to the caveat (`answer_record.from_old_answer`), whichever form they came in.
 
 Every parser here reads model text of any size, so each runs in linear time: fenced blocks are
 found with `str.find`, and the citation pattern can only start at the beginning of a word and
@@ -18,6 +20,8 @@ has no two adjacent quantifiers that could share the same characters.
 import json
 import re
 from typing import Any
+
+from rlm_docs.answer_record import REFUSAL, Answer, from_old_answer
 
 _CITE = re.compile(
     r"(?<![\w.\-])(?P<file>[A-Za-z0-9][\w.\-]*?)(?:\.pdf|\.md|\.txt)?"
@@ -45,12 +49,25 @@ def _citations(value: Any) -> list[dict[str, Any]]:
     return out
 
 
-def from_structured(value: Any) -> tuple[list[str], list[dict[str, Any]]] | None:
-    """A dict with `answer` (and maybe `citations`) or a list of strings; None otherwise."""
-    if isinstance(value, dict) and "answer" in value:
-        return _as_list(value["answer"]), _citations(value.get("citations"))
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return " ".join(str(v).strip() for v in value if str(v).strip())
+    return "" if value is None else str(value).strip()
+
+
+def from_structured(value: Any) -> Answer | None:
+    """A dict with `values` (or MADQA's `answer`) and maybe `explanation`, `caveat`,
+    `citations`, or a list of strings; None otherwise."""
+    if isinstance(value, dict) and ("values" in value or "answer" in value):
+        items = _as_list(value["values"] if "values" in value else value["answer"])
+        values, moved = from_old_answer(items)
+        caveat = " ".join(c for c in (_text(value.get("caveat")), moved) if c)
+        return Answer(
+            values, _text(value.get("explanation")), caveat, _citations(value.get("citations"))
+        )
     if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return _as_list(value), []
+        values, caveat = from_old_answer(_as_list(value))
+        return Answer(values, caveat=caveat)
     return None
 
 
@@ -81,7 +98,6 @@ def _json_candidates(text: str) -> list[str]:
     return found
 
 
-REFUSAL = "Not answerable"
 _REFUSAL = re.compile(
     r"\W*(?:not answerable|unanswerable|cannot be answered(?: from the documents)?|"
     r"no answer(?: found)?(?: in the documents)?)\W*",
@@ -95,8 +111,9 @@ def is_refusal(text: str) -> bool:
     return len(text) < 200 and _REFUSAL.fullmatch(text.strip()) is not None
 
 
-def _listed(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
-    """`["value", ...] -- DOC page N` (the docs prompt's FINAL form): the list, then citations."""
+def _listed(text: str) -> Answer | None:
+    """`["value", ...] -- DOC page N` (the earlier docs prompt's FINAL form): the list, then
+    citations."""
     stripped = text.strip()
     if not stripped.startswith("["):
         return None
@@ -107,10 +124,11 @@ def _listed(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
     parsed = from_structured(value)
     if parsed is None:
         return None
-    return parsed[0], cited_pages(stripped[end:])
+    parsed.citations = parsed.citations or cited_pages(stripped[end:])
+    return parsed
 
 
-def parse_answer(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
+def parse_answer(text: str) -> Answer | None:
     """Deterministic parse of a final answer (see module docstring); None when it needs the
     extraction call."""
     for candidate in _json_candidates(text):
@@ -124,7 +142,7 @@ def parse_answer(text: str) -> tuple[list[str], list[dict[str, Any]]] | None:
     if listed is not None:
         return listed
     if is_refusal(text):
-        return [REFUSAL], []
+        return Answer([REFUSAL])
     return None
 
 
@@ -141,8 +159,9 @@ def cited_pages(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def heuristic_answer(text: str) -> tuple[list[str], list[dict[str, Any]]]:
-    """Best-effort split of free text: the first line without citation phrases, and citations.
+def heuristic_answer(text: str) -> Answer:
+    """Best-effort split of free text: the first line without citation phrases is the value,
+    with the text's citations.
 
     This is the `offline` model's extraction policy and the engine's last resort when the
     extraction call is refused by the budget.
@@ -155,5 +174,5 @@ def heuristic_answer(text: str) -> tuple[list[str], list[dict[str, Any]]]:
         clean = re.sub(r"\(?\b(?:found in|source:?)\b.*$", "", line, flags=re.IGNORECASE)
         clean = _CITE.sub("", clean).strip(" -–—:;,.()[]\"'")
         if clean:
-            return [clean], citations
-    return [], citations
+            return Answer([clean], citations=citations)
+    return Answer(citations=citations)

@@ -112,7 +112,8 @@ def build_server(
         max_cost_usd: float | None = None,
         max_wall_s: float | None = None,
     ) -> dict[str, Any]:
-        """Answer `question` with a full RLM run over the corpus: answer, page citations,
+        """Answer `question` with a full RLM run over the corpus: the answer (`answer` = the
+        values, `explanation`, `caveat`), page citations,
         effort (steps, sub-calls, tokens, cost). Budget arguments can only lower the server's.
         Each finished turn is reported as a progress notification."""
         loop = asyncio.get_running_loop()

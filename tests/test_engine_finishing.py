@@ -37,7 +37,7 @@ class Turns:
 
 FINISH_PRINTING = repl(
     "v = 4625 / 1000\nprint(f'revenue: {v:.2f} billion')\n"
-    "answer['content'] = f'${v:.2f} billion'\nanswer['ready'] = True"
+    "answer['values'] = [f'${v:.2f} billion']\nanswer['ready'] = True"
 )
 
 
@@ -47,7 +47,7 @@ def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(s
     assert pred.steps == 2 and len(root.calls) == 2
     shown = root.calls[1][-1]["content"]
     assert "revenue: 4.62 billion" in shown  # the output it never saw before
-    assert 'answer["content"] = $4.62 billion' in shown and "reply without code" in shown
+    assert 'answer["values"] = ["$4.62 billion"]' in shown and "reply without code" in shown
     assert "Continue with" not in shown  # no invitation that contradicts the question asked
     assert root.iterations[-1].confirmation is True
 
@@ -62,7 +62,7 @@ def test_an_answer_the_cell_printed_whole_is_not_quoted_again(store):
 
 
 def test_the_confirmation_turn_may_change_the_answer_in_code(store):
-    fix = repl("answer['content'] = '$4,625 million'")
+    fix = repl("answer['values'] = ['$4,625 million']")
     pred, root = run(store, [FINISH_PRINTING, fix])
     assert pred.answer == ["$4,625 million"] and pred.steps == 2
 
@@ -74,7 +74,7 @@ def test_the_confirmation_turn_may_answer_with_final_outside_code(store):
 
 def test_the_confirmation_turn_may_reopen_the_run(store):
     reopen = repl("answer['ready'] = False\nprint(page('acme_2020_10k', 2))")
-    finish = repl("answer['content'] = '$4,625 million'\nanswer['ready'] = True")
+    finish = repl("answer['values'] = ['$4,625 million']\nanswer['ready'] = True")
     pred, root = run(store, [FINISH_PRINTING, reopen, finish])
     assert pred.answer == ["$4,625 million"] and pred.steps == 3
     assert "Total revenue was $4,625 million" in root.calls[2][-1]["content"]
@@ -109,3 +109,33 @@ def test_with_no_step_left_the_answer_stands_without_confirmation(store):
     pred, root = run(store, [FINISH_PRINTING], budget=Budget(max_steps=1))
     assert pred.answer == ["$4.62 billion"] and pred.stop_reason == "final"
     assert len(root.calls) == 1
+
+
+def test_the_answer_record_travels_from_the_answer_dict_to_the_prediction(store):
+    cell = repl(
+        "answer['values'] = ['$4,625 million']\n"
+        "answer['explanation'] = 'Total revenue line, acme_2020_10k page 2.'\n"
+        "answer['caveat'] = 'Revenue net of returns; gross is not reported.'\n"
+        "cite('acme_2020_10k', 2)\nprint(page('acme_2020_10k', 2))\nanswer['ready'] = True"
+    )
+    pred, root = run(store, [cell, "Keep it."])
+    shown = root.calls[1][-1]["content"]
+    assert 'answer["values"] = ["$4,625 million"]' in shown
+    assert 'answer["explanation"] = Total revenue line' in shown and 'answer["caveat"]' in shown
+    assert pred.answer == ["$4,625 million"]
+    assert pred.explanation == "Total revenue line, acme_2020_10k page 2."
+    assert pred.caveat == "Revenue net of returns; gross is not reported."
+    assert pred.citations == [{"file": "acme_2020_10k", "page": 2}]
+
+
+def test_final_with_the_record_as_json_and_a_refusal_with_a_caveat(store):
+    final = (
+        'FINAL({"values": ["Not answerable"], "explanation": "", '
+        '"caveat": "The filing gives no figure for 2019."})'
+    )
+    pred, _ = run(store, [repl("print(page('acme_2020_10k', 2))"), final])
+    assert pred.answer == ["Not answerable"] and pred.caveat.startswith("The filing gives")
+    assert pred.citations == []  # a refusal rests on no page
+    record = pred.to_madqa()
+    assert (record["answer"], record["explanation"]) == (["Not answerable"], "")
+    assert record["caveat"] == "The filing gives no figure for 2019."

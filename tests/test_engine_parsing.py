@@ -1,6 +1,7 @@
 """Reply parsing, answer extraction and citation validation (no sandbox needed)."""
 
 from rlm_docs.answer_parsing import heuristic_answer, parse_answer
+from rlm_docs.answer_record import Answer
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.citation_check import validate, with_fallback
 from rlm_docs.engine.parsing import Final, find_code_blocks, find_final
@@ -35,20 +36,42 @@ def test_unclosed_final_takes_the_rest():
 
 
 def test_parse_answer_json_forms():
+    # MADQA's structured output: `answer` is read as the values
     assert parse_answer('{"answer": ["a", "b"], "citations": [{"file": "d", "page": 2}]}') == (
-        ["a", "b"],
-        [{"file": "d", "page": 2}],
+        Answer(["a", "b"], citations=[{"file": "d", "page": 2}])
     )
-    assert parse_answer('Here:\n```json\n{"answer": "x", "citations": []}\n```') == (["x"], [])
-    assert parse_answer('["1", "2"]') == (["1", "2"], [])
+    assert parse_answer('Here:\n```json\n{"answer": "x", "citations": []}\n```') == Answer(["x"])
+    assert parse_answer('["1", "2"]') == Answer(["1", "2"])
     assert parse_answer("just words") is None
 
 
+def test_parse_answer_reads_the_record():
+    text = (
+        '{"values": ["0.627"], "explanation": "Gross profit $9,912 million / total assets '
+        '$15,803 million", "caveat": "average total assets give 0.595", '
+        '"citations": [{"file": "d", "page": 2}]}'
+    )
+    assert parse_answer(text) == Answer(
+        ["0.627"],
+        "Gross profit $9,912 million / total assets $15,803 million",
+        "average total assets give 0.595",
+        [{"file": "d", "page": 2}],
+    )
+    # a caveat written into the values (the earlier prompt's form) is moved to the caveat
+    listed = '["Not answerable", "Caveat: the corpus has no survey about Lincoln"] -- d page 3'
+    assert parse_answer(listed) == Answer(
+        ["Not answerable"],
+        caveat="the corpus has no survey about Lincoln",
+        citations=[{"file": "d", "page": 3}],
+    )
+    assert parse_answer("Not answerable") == Answer(["Not answerable"])
+
+
 def test_heuristic_answer_splits_citations_from_text():
-    answer, cites = heuristic_answer("$8.70 billion (Found in 3M_2018_10K.pdf, page 58)")
-    assert answer == ["$8.70 billion"]
-    assert cites == [{"file": "3M_2018_10K", "page": 58}]
-    assert heuristic_answer("") == ([], [])
+    answer = heuristic_answer("$8.70 billion (Found in 3M_2018_10K.pdf, page 58)")
+    assert answer.values == ["$8.70 billion"]
+    assert answer.citations == [{"file": "3M_2018_10K", "page": 58}]
+    assert heuristic_answer("") == Answer()
 
 
 def test_fill_replaces_only_known_names_once():
@@ -87,3 +110,14 @@ def test_an_unclosed_last_code_block_still_runs():
     # an unclosed block of another language is not code; an empty open block runs nothing
     assert find_code_blocks("```json\n{}\n") == []
     assert find_code_blocks("```repl\n\n") == []
+
+
+def test_final_with_the_record_keeps_parentheses_and_apostrophes_inside_its_strings():
+    reply = (
+        'Done.\nFINAL({"values": ["$5,818 million"], "explanation": "3M\'s current assets '
+        '($19,815M) less liabilities ($13,997M), FY2021.", "caveat": ""})'
+    )
+    final = find_final(reply)
+    assert parse_answer(final.value) == Answer(
+        ["$5,818 million"], "3M's current assets ($19,815M) less liabilities ($13,997M), FY2021."
+    )

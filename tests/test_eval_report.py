@@ -173,11 +173,12 @@ def test_plots_keep_identical_series_visible_and_axes_sensible(monkeypatch, tmp_
 
 def test_runs_scored_by_an_older_rlm_docs_are_scored_again(runs, tmp_path):
     from rlm_docs.eval.rundir import load_run
+    from rlm_docs.eval.scoring import SCORING_VERSION
 
     old = tmp_path / "old"
     shutil.copytree(runs / "static-rag", old)
     manifest = json.loads((old / "run.json").read_text())
-    assert manifest.pop("scoring_version") == 2
+    assert manifest.pop("scoring_version") == SCORING_VERSION
     (old / "run.json").write_text(json.dumps(manifest))
     results = old / "results.jsonl"
     rows = [json.loads(line) for line in results.read_text().splitlines()]

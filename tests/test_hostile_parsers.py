@@ -58,7 +58,8 @@ def test_results_are_still_right_after_the_adversarial_part() -> None:
     assert cited_pages(f"{word} see acme_10k.pdf, page 12") == [{"file": "acme_10k", "page": 12}]
     fenced = "noise " * 1000 + '```json\n{"answer": ["$5"], "citations": [["memo", 2]]}\n```'
     assert parse_answer("```" + "\n" * MB + "```\n" + fenced) is not None
-    assert parse_answer(fenced) == (["$5"], [{"file": "memo", "page": 2}])
+    parsed = parse_answer(fenced)
+    assert (parsed.values, parsed.citations) == (["$5"], [{"file": "memo", "page": 2}])
     assert find_final("`\n" * (MB // 2) + "FINAL(42)").value == "42"
     reply = read_reply("\n" * MB + "SEARCH:   net sales 2019   \n")
     assert reply.query == "net sales 2019"

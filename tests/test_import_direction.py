@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "number_flags",
         "python_ast",
         "data_sets",
+        "answer_record",
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),

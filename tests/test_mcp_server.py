@@ -105,6 +105,8 @@ def _check(out: dict) -> None:
     is_error, answer = out["ask"]
     assert not is_error and answer["citations"] == [{"file": "3M_2018_10K", "page": 2}]
     assert "1,577" in answer["text"] and answer["stop_reason"] == "final"
+    assert answer["explanation"].startswith("Read from 3M_2018_10K page 2")
+    assert answer["caveat"] == "" and answer["explanation"] in answer["text"]
     assert answer["budget"]["max_steps"] == 20  # a call cannot raise the server's budget
     assert [value for value, _ in out["progress"]] == [1, 2]  # one notification per turn
     assert out["progress"][0][1].startswith("turn 1: ") and "final answer" in out["progress"][1][1]

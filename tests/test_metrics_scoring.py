@@ -21,7 +21,7 @@ TEXT_Q = Question(
 
 
 def _judge(calls):
-    def judge(question, items):
+    def judge(question, items, explanation):
         calls.append(items)
         return Verdict("partial", 0.5, "verbosity_medium", "")
 

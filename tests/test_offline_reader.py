@@ -56,7 +56,9 @@ def test_roles_and_completion_accounting():
     ]
     c = client.complete(msgs)
     assert json.loads(c.text) == {
-        "answer": ["42 units"],
+        "values": ["42 units"],
+        "explanation": "",
+        "caveat": "",
         "citations": [{"file": "doc_a", "page": 3}],
     }
     assert c.cost_usd == 0.0 and c.usage.input_tokens > 0 and c.usage.output_tokens > 0

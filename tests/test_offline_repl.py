@@ -40,7 +40,9 @@ def _ask(helpers: dict, question: str) -> tuple[dict, list]:
 
 def test_corpus_policy_called_directly(helpers, capsys):
     found, cited = _ask(helpers, "What were Acme's FY2020 net sales? Answer in USD millions.")
-    assert found == {"answer": ["$412"], "citations": [{"file": "ACME_2020_10K", "page": 3}]}
+    assert found["values"] == ["$412"]
+    assert found["citations"] == [{"file": "ACME_2020_10K", "page": 3}]
+    assert found["explanation"] == "Read from ACME_2020_10K page 3."
     assert cited == [("ACME_2020_10K", 3)]
     out = capsys.readouterr().out
     assert "likely filings: ['ACME_2020_10K', 'ACME_2019_10K']" in out
@@ -49,7 +51,7 @@ def test_corpus_policy_called_directly(helpers, capsys):
 
 def test_computed_answer_replaces_the_extractive_one(helpers):
     found, cited = _ask(helpers, "What is Acme's FY2020 operating income % margin?")
-    assert found["answer"] == ["19.8%"]  # 81,835 / 412,345
+    assert found["values"] == ["19.8%"]  # 81,835 / 412,345
     assert ("ACME_2020_10K", 3) in cited
 
 
@@ -95,7 +97,7 @@ def test_context_paragraphs_and_their_citation():
     assert chunks[1] == "[PAGE 1]\nRevenue was $5 million."
     assert context.marker_citation(text, starts[1]) == [{"file": "a.pdf", "page": 1}]
     found = context.answer_from_context(plan("What was the revenue?"), text, _reader)
-    assert found == {"answer": ["$5 million"], "citations": [{"file": "a.pdf", "page": 1}]}
+    assert found == {"values": ["$5 million"], "citations": [{"file": "a.pdf", "page": 1}]}
 
 
 def test_oolong_rows_classified_counted_and_budget_refusal():
@@ -123,8 +125,8 @@ def test_oolong_rows_classified_counted_and_budget_refusal():
     task = parse_task(
         "In the above data, how many data points should be classified as label 'human being'?"
     )
-    assert oolong.aggregate_answer(task, rows, list(LABELS))["answer"] == ["Answer: 1"]
-    assert oolong.top_user_answer(rows)["answer"] == ["User: 7"]
+    assert oolong.aggregate_answer(task, rows, list(LABELS))["values"] == ["Answer: 1"]
+    assert oolong.top_user_answer(rows)["values"] == ["User: 7"]
 
 
 def test_needle_lookup_cites_the_line(helpers):
@@ -132,7 +134,7 @@ def test_needle_lookup_cites_the_line(helpers):
     found = needle.needle_answer(
         {"keys": ["Worldwide employees"]}, helpers["grep"], lambda d, p: cited.append((d, p))
     )
-    assert found["answer"] == ["134500"]
+    assert found["values"] == ["134500"]
     assert found["citations"] == [{"file": "JOHNSON_JOHNSON_2020_10K", "page": 2}]
     assert cited == [("JOHNSON_JOHNSON_2020_10K", 2)]
 

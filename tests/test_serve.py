@@ -128,6 +128,10 @@ def test_answer_with_citations_and_exact_usage(offline, store):
     assert text.startswith("; ".join(direct.answer)) and "Sources: 3M_2018_10K p.2" in text
     extra = resp.model_extra["rlm_docs"]
     assert extra["answer"] == direct.answer
+    # the rest of the answer record: the explanation follows the values in the text too
+    assert extra["explanation"] == direct.explanation and extra["caveat"] == ""
+    assert direct.explanation.startswith("Read from 3M_2018_10K page 2")
+    assert f"\n\n{direct.explanation}\n\nSources:" in text
     assert extra["citations"] == [{"file": "3M_2018_10K", "page": 2}]
     # the offline model is deterministic, so a direct run spends exactly the same tokens
     assert resp.usage.prompt_tokens == direct.input_tokens

@@ -5,7 +5,7 @@ from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Governor
 from rlm_docs.offline.baselines import baseline_reply, is_baseline
 from rlm_docs.systems import SystemConfig, make_system
-from rlm_docs.systems.replies import page_block, read_reply
+from rlm_docs.systems.replies import answer_format, page_block, read_reply
 from rlm_docs.templates import render
 from tests.fixtures.eval.support import DOCS, QUESTIONS
 
@@ -33,8 +33,8 @@ def test_bm25_agent_policy_searches_then_answers_with_the_supporting_page():
     ]
     final = read_reply(baseline_reply(messages))
     assert final.query is None and final.structured
-    assert final.answer == ["12,500"]
-    assert final.citations == [{"file": "globex_2021_10k", "page": 3}]
+    assert final.answer.values == ["12,500"]
+    assert final.answer.citations == [{"file": "globex_2021_10k", "page": 3}]
 
 
 def test_static_rag_policy_answers_from_the_given_pages():
@@ -43,9 +43,11 @@ def test_static_rag_policy_answers_from_the_given_pages():
         page_block(h.document, h.page, CORPUS.page(h.document, h.page), 8000) for h in hits
     )
     question = "What quarterly dividend per share did Initech declare?"
-    prompt = render("static_rag", k=3, pages=pages, question=question)
+    prompt = render(
+        "static_rag", k=3, pages=pages, question=question, answer_format=answer_format("x")
+    )
     reply = json.loads(baseline_reply([{"role": "user", "content": prompt}]))
-    assert reply["answer"] == ["$0.25"]
+    assert reply["values"] == ["$0.25"]
     assert reply["citations"] == [{"file": "initech_2023_8k", "page": 2}]
 
 

@@ -95,3 +95,26 @@ def test_decomposition_is_shown_and_old_runs_are_na(data):
     assert d["strategies"] == ["chunked-map", "recursive"]
     assert by_id["q-grep"]["decomposition"]["strategies"] == ["grep"]
     assert by_id["q-old"]["decomposition"] is None and by_id["q-old"]["tree"] is None
+
+
+def test_viewer_entries_carry_the_answer_record_old_records_by_the_caveat_rule():
+    from rlm_docs.viewer.load import question_entry
+
+    new = {"id": "a", "answer": ["0.627"], "explanation": "9,912 / 15,803", "caveat": "avg: 0.595"}
+    entry = question_entry(new, None, 0, "results.jsonl:1")
+    assert (entry["answer"], entry["explanation"], entry["caveat"]) == (
+        ["0.627"],
+        "9,912 / 15,803",
+        "avg: 0.595",
+    )
+    old = {"id": "b", "answer": ["Not answerable", "Caveat: no survey about Lincoln"]}
+    entry = question_entry(old, None, 1, "results.jsonl:2")
+    assert (entry["answer"], entry["caveat"]) == (["Not answerable"], "no survey about Lincoln")
+
+
+def test_a_question_that_needs_a_judge_shows_no_verdict_in_the_viewer():
+    from rlm_docs.viewer.load import question_entry
+
+    row = {"id": "p", "answer": ["No"], "caveat": "", "stage": "needs_judge", "score": None}
+    entry = question_entry(row | {"anls": 0.9, "correct": None}, None, 0, "results.jsonl:1")
+    assert (entry["correct"], entry["score"]) == (None, None)  # not decided by its ANLS*

@@ -65,8 +65,10 @@ def _question(**extra) -> object:
 def test_dispatch_by_scorer_field() -> None:
     q = _question(scorer="oolong", answer_type="numeric")
     got = score_prediction(q, {"answer": ["Answer: 36"], "citations": []})
-    assert got["score"] == 0.75 and got["stage"] == "oolong" and got["correct"]
+    # a count off by one earns partial credit in the score but is not a correct count
+    assert got["score"] == 0.75 and got["stage"] == "oolong" and got["correct"] is False
     assert score_prediction(q, {"answer": ["Answer: 34"]})["correct"] is False
+    assert score_prediction(q, {"answer": ["Answer: 37"]})["correct"] is True
     pairs = _question(scorer="oolong-pairs", answer_variants=[["(1, 2)", "(2, 3)"]])
     long_answer = [f"({i}, {i + 1})" for i in range(1, 400)]  # far past the 2,000-char cap
     got = score_prediction(pairs, {"answer": long_answer})

@@ -63,6 +63,7 @@ _COMMANDS = (
     "corpus",
     "ask",
     "eval",
+    "rescore",
     "sweep",
     "report",
     "view",

@@ -243,6 +243,10 @@ def _print(pred: Any) -> None:
     out.print(f"[bold]Answer:[/bold] {escape(answers)}")
     cites = ", ".join(f"{c['file']} p.{c['page']}" for c in pred.citations) or "(none)"
     out.print(f"[bold]Citations:[/bold] {escape(cites)}")
+    if pred.explanation:
+        out.print(f"[bold]Explanation:[/bold] {escape(pred.explanation)}")
+    if pred.caveat:
+        out.print(f"[bold]Caveat:[/bold] {escape(pred.caveat)}")
     out.print(
         f"[dim]{plural(pred.steps, 'step')}, {plural(pred.sub_calls, 'sub-call')}, "
         f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, "

@@ -49,7 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
     p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
     p.add_argument(
-        "--judge", metavar="MODEL", help="LLM judge model (default: numeric + ANLS* stages)"
+        "--judge",
+        metavar="MODEL",
+        help="LLM judge model (default: numeric, exact and ANLS* stages; questions with prose "
+        "golds are then left undecided: score them later with `rlm-docs rescore --judge`)",
     )
     p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory")
     p.add_argument(
@@ -192,7 +195,7 @@ def _resume_hint(args: argparse.Namespace, *flags: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.eval.aggregate import citation_f1_text, headline_accuracy
+    from rlm_docs.eval.aggregate import citation_f1_text, decided_text, headline_accuracy
     from rlm_docs.eval.runner import EvalSettings
     from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
@@ -243,9 +246,11 @@ def run(args: argparse.Namespace) -> int:
             f"  {_resume_hint(args)}"
         ) from None
     acc, how = headline_accuracy(s)
+    decided = decided_text(s, shlex.quote(args.out))
     print(
         f"{args.system}: {s['n']} questions ({s['ran_now']} run now), accuracy "
-        f"{acc['value']:.1%} [{acc['low']:.1%}, {acc['high']:.1%}] ({how}), "
+        f"{_pct(acc['value'])} [{_pct(acc['low'])}, {_pct(acc['high'])}] ({how})"
+        f"{'; ' + decided if decided else ''}, ANLS* accuracy {_pct(s['anls_accuracy']['value'])}, "
         f"{citation_f1_text(s)}, ${s['total_cost_usd']:.4f}, "
         f"failed {s['status']['failed']}, missing {s['status']['missing']} -> {args.out}"
     )
@@ -285,6 +290,11 @@ def _traced(settings: "EvalSettings", otel: bool) -> dict:
     finally:
         if tracer is not None:
             tracer.close()
+
+
+def _pct(x: float) -> str:
+    """A share as a percentage; n/a when nothing was decided (every question needs a judge)."""
+    return "n/a" if x != x else f"{x:.1%}"
 
 
 def _finished(out: Path) -> int:

@@ -7,7 +7,7 @@ the run ends if the `answer` dict is ready or a FINAL / FINAL_VAR marker is writ
 Finishing by `answer["ready"] = True` follows three rules (the issue-13 protocol): a turn whose
 code raised an error never finishes (`ready` is reset and the model sees the error); a finishing
 turn whose code printed something gets one confirmation turn that shows that output and the
-answer, where the model may reply without code to keep it, change `answer["content"]`, write
+answer, where the model may reply without code to keep it, change the answer's fields, write
 FINAL(...), or set `ready` back to False (with `confirm_final=False`, or when no step is left,
 the answer stands at once); a finishing turn that printed nothing ends the run as before.
 FINAL / FINAL_VAR outside code always end the run at once.
@@ -51,7 +51,8 @@ from rlm_docs.models import Client, Completion
 from rlm_docs.sandbox import Limits, Sandbox
 from rlm_docs.sandbox.output import bounded
 
-EMPTY_ANSWER = {"content": "", "ready": False}
+# The REPL's `answer` dict: the answer record's fields (`rlm_docs.answer_record`) and `ready`.
+EMPTY_ANSWER = {"values": [], "explanation": "", "caveat": "", "ready": False}
 FORCED_WALL_SHARE = 0.1  # of the top-level run's wall budget, kept for the forced turn
 # How much of the answer a confirmation turn quotes back.
 CONFIRM_CHARS = 2_000
@@ -339,7 +340,7 @@ class TurnLoop:
         except ValueError as exc:  # e.g. nested too deeply to copy
             return False, None, f"`answer` cannot be read ({exc}); use plain strings and lists."
         if isinstance(answer, dict) and answer.get("ready"):
-            return True, answer.get("content"), None
+            return True, {k: v for k, v in answer.items() if k != "ready"}, None
         return False, None, None
 
     def _marker_value(self, sb: Sandbox, reply: str) -> tuple[bool, Any, str | None]:
@@ -379,9 +380,9 @@ class TurnLoop:
             return True, content, None, True
         return False, None, marker_problem or problem, False
 
-    def _unready(self, sb: Sandbox, content: Any) -> str:
+    def _unready(self, sb: Sandbox, answer: dict[str, Any]) -> str:
         """Undo `answer["ready"]` after a cell error; the note the model sees about it."""
-        sb.set("answer", {"content": content, "ready": False})
+        sb.set("answer", answer | {"ready": False})
         return (
             'answer["ready"] was set, but code in this turn raised an error, so the run did not '
             'finish. Fix the error, then set answer["ready"] = True again.'
@@ -503,15 +504,21 @@ class TurnLoop:
 
     @staticmethod
     def _confirm_text(value: Any, shown: str) -> str:
-        """The confirmation question, quoting the answer unless the output `shown` with it
-        already holds it whole: printed and then quoted, a long answer came twice in one
-        message (model-seat report 3)."""
-        text = answer_text(value).strip()
-        if text and text in shown:
-            line = 'answer["content"] is the text your cell printed above (not repeated here).'
-        else:
-            line = f'answer["content"] = {_truncate(text, CONFIRM_CHARS)}'
-        return prompts.render("turn_confirm", content=line)
+        """The confirmation question, quoting the answer's fields unless the output `shown`
+        with it already holds each whole: printed and then quoted, a long answer came twice in
+        one message."""
+        record = value if isinstance(value, dict) else {"values": value}
+        lines = []
+        for key in ("values", "explanation", "caveat", "content"):
+            text = answer_text(record.get(key)).strip()
+            if not text or text == "[]":
+                continue
+            if text in shown:
+                lines.append(f'answer["{key}"]: printed above (not repeated here)')
+            else:
+                lines.append(f'answer["{key}"] = {_truncate(text, CONFIRM_CHARS)}')
+        content = "\n".join(lines) or 'answer["values"] = [] (no answer)'
+        return prompts.render("turn_confirm", content=content)
 
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome

@@ -1,7 +1,9 @@
-"""The result of one question: the answer, its page citations and the effort spent."""
+"""The result of one question: the answer record, its page citations and the effort spent."""
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from rlm_docs.answer_record import Answer
 
 STOP_REASONS = ("final", "forced", "budget", "error")
 # The effort every system records per question (the `Prediction` fields of the same names, and
@@ -28,7 +30,10 @@ def effort_from_totals(totals: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Prediction:
-    """Answer list + citations + effort; `to_madqa()` is the MADQA prediction JSONL record.
+    """Answer record + citations + effort; `to_madqa()` is the MADQA prediction JSONL record.
+
+    `answer` holds the record's `values` (MADQA's field name; the only part that is scored),
+    `explanation` and `caveat` the rest of it (see `rlm_docs.answer_record`).
 
     `steps`, the one definition every system (`rlm`, `bm25-agent`, `static-rag`) reports: the
     number of root-model calls sent for the question (the governor's `root_calls`: role `root`
@@ -50,6 +55,8 @@ class Prediction:
 
     question: str
     answer: list[str] = field(default_factory=list)
+    explanation: str = ""
+    caveat: str = ""
     citations: list[dict[str, Any]] = field(default_factory=list)
     steps: int = 0
     sub_calls: int = 0
@@ -66,14 +73,26 @@ class Prediction:
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
+    def take(self, answer: Answer) -> None:
+        """Set the answer record's values, explanation and caveat (not its citations, which
+        each system validates against the corpus first)."""
+        self.answer, self.explanation, self.caveat = (
+            answer.values,
+            answer.explanation,
+            answer.caveat,
+        )
+
     def to_madqa(self) -> dict[str, Any]:
-        """MADQA's prediction record (`question`, `answer`, `citations`) plus effort fields."""
+        """MADQA's prediction record (`question`, `answer`, `citations`) plus the answer's
+        explanation and caveat and the effort fields."""
         record: dict[str, Any] = {}
         if self.question_id is not None:
             record["id"] = self.question_id
         record |= {
             "question": self.question,
             "answer": list(self.answer),
+            "explanation": self.explanation,
+            "caveat": self.caveat,
             "citations": [{"file": c["file"], "page": int(c["page"])} for c in self.citations],
             "steps": self.steps,
             "sub_calls": self.sub_calls,

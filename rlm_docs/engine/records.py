@@ -304,7 +304,11 @@ class Result(Record):
     question: str | None = _optional()
     """The question."""
     answer: list[str] | str | None = None
-    """The answer list (a child run: the text its parent's `rlm_query` returned)."""
+    """The answer's values (a child run: the text its parent's `rlm_query` returned)."""
+    explanation: str | None = _optional()
+    """The answer's explanation (see `rlm_docs.answer_record`)."""
+    caveat: str | None = _optional()
+    """The answer's caveat, or empty (see `rlm_docs.answer_record`)."""
     citations: list[dict[str, Any]] | None = _optional()
     """Cited pages, `[{"file", "page"}]`."""
     steps: int | None = _optional()

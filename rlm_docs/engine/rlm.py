@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.answer_parsing import REFUSAL, from_structured, heuristic_answer, parse_answer
+from rlm_docs.answer_record import Answer
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citation_check import with_fallback
@@ -152,8 +153,9 @@ class RLM:
             question_id=question_id,
         )
         outcome = run.execute()
-        answer, cited, extract_note = self._answer(question, outcome, gov)
-        if answer == [REFUSAL]:  # a refusal rests on no page: only citations it names count
+        answer, extract_note = self._answer(question, outcome, gov)
+        cited = answer.citations
+        if answer.values == [REFUSAL]:  # a refusal rests on no page: only citations it names
             citations, rejected, source = with_fallback(self.corpus, cited, [], [])
         else:
             citations, rejected, source = with_fallback(
@@ -161,7 +163,9 @@ class RLM:
             )
         pred = Prediction(
             question=question,
-            answer=answer,
+            answer=answer.values,
+            explanation=answer.explanation,
+            caveat=answer.caveat,
             citations=citations,
             stop_reason=outcome.stop_reason,
             stop_axis=outcome.stop_axis,
@@ -183,22 +187,17 @@ class RLM:
             write_records(pred.trajectory, records)
         return pred
 
-    def _answer(
-        self, question: str, outcome: Outcome, gov: Governor
-    ) -> tuple[list[str], list[dict[str, Any]], str]:
-        """(answer list, raw citations, how they were obtained) from the run's final value."""
-        value = outcome.value
-        if isinstance(value, dict) and set(value) == {"content", "ready"}:
-            value = value["content"]  # FINAL_VAR(answer) on the answer dict itself
+    def _answer(self, question: str, outcome: Outcome, gov: Governor) -> tuple[Answer, str]:
+        """(answer record with raw citations, how it was obtained) from the run's final value."""
+        value = answer_dict_value(outcome.value)
         parsed = parse_answer(value) if isinstance(value, str) else from_structured(value)
-        if parsed is not None:
-            return parsed[0], parsed[1], "structured"
+        if parsed is not None and (parsed.values or parsed.explanation or parsed.caveat):
+            return parsed, "structured"
         text = answer_text(value).strip()
-        if not text:
-            return [], [], "empty"
+        if parsed is not None or not text:
+            return parsed or Answer(), "empty"
         if self.settings.client.backend == "human":  # not asked again to reformat it as JSON
-            answer, cites = heuristic_answer(text)
-            return answer, cites, "heuristic (a person's answer is taken as written)"
+            return heuristic_answer(text), "heuristic (a person's answer is taken as written)"
         cited = "; ".join(f"{c['file']} page {c['page']}" for c in outcome.cited) or "(none)"
         request = prompts.render(
             prompts.EXTRACT_TEMPLATES[self.settings.prompt],
@@ -214,16 +213,13 @@ class RLM:
                 depth=0,
             )
         except BudgetExceeded:
-            answer, cites = heuristic_answer(text)
-            return answer, cites, "heuristic (extraction refused by budget)"
+            return heuristic_answer(text), "heuristic (extraction refused by budget)"
         except RlmDocsError as exc:
-            answer, cites = heuristic_answer(text)
-            return answer, cites, f"heuristic (extraction failed: {type(exc).__name__})"
+            return heuristic_answer(text), f"heuristic (extraction failed: {type(exc).__name__})"
         parsed = parse_answer(reply.text)
         if parsed is None:
-            answer, cites = heuristic_answer(text)
-            return answer, cites, "heuristic (extraction reply was not JSON)"
-        return parsed[0], parsed[1], "extract"
+            return heuristic_answer(text), "heuristic (extraction reply was not JSON)"
+        return parsed, "extract"
 
 
 def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
@@ -243,3 +239,15 @@ def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
         f"the {label} budget of {format_amount(refusal.axis, refusal.limit)} refused the first "
         f"model call{need}, so no model was asked"
     )
+
+
+def answer_dict_value(value: Any) -> Any:
+    """The final value with the REPL's `answer` dict unwrapped: its record fields without
+    `ready` (FINAL_VAR(answer) or `answer["ready"] = True`), or the free text a model put in
+    a `content` key of its own when it set no values."""
+    if not isinstance(value, dict):
+        return value
+    record = {k: v for k, v in value.items() if k != "ready"}
+    if not record.get("values") and record.get("content"):
+        return record["content"]
+    return record

@@ -4,6 +4,11 @@ Rows are the scored per-question records of a run, one per question of the run's
 a question with no prediction (crashed, interrupted, never run) is a row with status `missing`,
 score 0 and zero effort, so it counts as wrong instead of leaving the denominator.
 
+Accuracy is the mean score of the decided rows: a row whose gold is prose and that no judge
+scored (`stage` `needs_judge`, score None) is left out of it, Kuiper and the wasted-effort
+ratio, and counted in `needs_judge`; `anls_accuracy` (MADQA's ANLS*-based accuracy: ANLS* >=
+0.5) covers every row, as MADQA's harness does without a judge.
+
 Page F1 and Doc F1 are `None` (n/a) where the gold cannot score them (no evidence, or
 document-level evidence for Page F1); their means leave those rows out and carry `n`, the number
 of rows they average, so a report can state the count. Every interval uses the same bootstrap
@@ -23,8 +28,13 @@ from rlm_docs.eval.effort import kuiper, kuiper_applicable, kuiper_bootstrap, wa
 from rlm_docs.eval.taxonomy import ERROR_TYPES, unchecked_comprehension
 
 Row = Mapping[str, Any]
-MEAN_METRICS = ("score", "anls")
 NA_METRICS = ("page_f1", "doc_f1")
+NEEDS_JUDGE = "needs_judge"
+
+
+def decided_rows(rows: Sequence[Row]) -> list[Row]:
+    """The rows with a score (all but `needs_judge` ones): what accuracy and Kuiper are over."""
+    return [r for r in rows if r.get("stage") != NEEDS_JUDGE]
 
 
 def effort_value(row: Row, measure: str) -> float:
@@ -78,24 +88,31 @@ def summarize(
     """Aggregates of `rows`; Kuiper `low`/`high` bound K/N, the others bound the value itself."""
     n = len(rows)
     out: dict[str, Any] = {"n": n}
-    for name in MEAN_METRICS:
-        out[name] = _interval([float(r.get(name) or 0) for r in rows], seed, n_boot)
+    decided = decided_rows(rows)
+    out["accuracy"] = _interval([float(r.get("score") or 0) for r in decided], seed, n_boot)
+    out["accuracy"]["correct"] = sum(1 for r in decided if r.get("correct"))
+    out["needs_judge"] = n - len(decided)
+    out["anls"] = _interval([float(r.get("anls") or 0) for r in rows], seed, n_boot)
+    anls_hits = [float(float(r.get("anls") or 0) >= 0.5) for r in rows]
+    out["anls_accuracy"] = _interval(anls_hits, seed, n_boot)
     for name in NA_METRICS:
         values = [float(r[name]) for r in rows if r.get(name) is not None]
         out[name] = _interval(values, seed, n_boot)
-    out["accuracy"] = out.pop("score")
     if judged:
-        rg = rogan_gladen(out["accuracy"]["value"] if n else 0.0, n, sensitivity, specificity)
+        k = len(decided)
+        rg = rogan_gladen(out["accuracy"]["value"] if k else 0.0, k, sensitivity, specificity)
         out["accuracy_corrected"] = {"value": rg.estimate, "low": rg.low, "high": rg.high}
     for name in EFFORT_MEASURES:
         out[name] = _interval([effort_value(r, name) for r in rows], seed, n_boot)
     out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)
     out["total_wall_s"] = sum(float(r.get("wall_s") or 0) for r in rows)
+    out["judge_calls"] = sum(int(r.get("judge_calls") or 0) for r in rows)
+    out["total_judge_cost_usd"] = sum(float(r.get("judge_cost_usd") or 0) for r in rows)
     if with_kuiper:
-        out["kuiper_steps"] = kuiper_block(rows, "steps", seed, n_boot)
-        out["kuiper_tokens"] = kuiper_block(rows, "total_tokens", seed, n_boot)
-        out["wasted_effort_steps"] = wasted_effort_ratio(*_effort_and_correct(rows, "steps"))
+        out["kuiper_steps"] = kuiper_block(decided, "steps", seed, n_boot)
+        out["kuiper_tokens"] = kuiper_block(decided, "total_tokens", seed, n_boot)
+        out["wasted_effort_steps"] = wasted_effort_ratio(*_effort_and_correct(decided, "steps"))
     # the taxonomy of answers given: a failed or missing question is counted in `status`,
     # never as a refusal (an outage is not the model declining)
     answered = [r for r in rows if r.get("status") not in ("failed", "missing")]
@@ -119,7 +136,7 @@ WORKLOAD_SCORERS = {
     "needle": "needle scorer: F1 over the planted values",
 }
 # Stages that decide a row whatever scored it (no answer, refusal of an unanswerable question).
-NEUTRAL_STAGES = ("unanswerable", "empty", "missing")
+NEUTRAL_STAGES = ("unanswerable", "empty", "missing", NEEDS_JUDGE)
 STRING_STAGES = ("too_long", "numeric", "exact", "anls", "judge")
 
 
@@ -145,6 +162,19 @@ def headline_accuracy(summary: Mapping[str, Any]) -> tuple[dict[str, float], str
     if "accuracy_corrected" in summary:
         return summary["accuracy_corrected"], "judge, Rogan–Gladen corrected, delta-method CI"
     return summary["accuracy"], scoring_method(summary.get("stages") or {}) + "; bootstrap CI"
+
+
+def decided_text(summary: Mapping[str, Any], run_dir: str = "RUN_DIR") -> str:
+    """`9/11 decided; 12 need --judge (rlm-docs rescore RUN_DIR --judge MODEL)` when some
+    questions have prose golds no judge scored, else ''."""
+    left = summary.get("needs_judge") or 0
+    if not left:
+        return ""
+    acc = summary["accuracy"]
+    return (
+        f"{acc.get('correct', 0)}/{acc['n']} decided; {left} need --judge "
+        f"(rlm-docs rescore {run_dir} --judge MODEL)"
+    )
 
 
 def citation_f1_text(summary: Mapping[str, Any]) -> str:

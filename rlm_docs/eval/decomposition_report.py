@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.eval import decomposition_plots, decomposition_table, plots
-from rlm_docs.eval.aggregate import summarize
+from rlm_docs.eval.aggregate import decided_rows, summarize
 from rlm_docs.eval.kuiper_measures import MEASURES, kuiper_by_measure
 from rlm_docs.eval.scaling import plot_scaling, scaling_row
 
@@ -64,7 +64,7 @@ def decomposition_part(
     `target`."""
     found = decomposition_table.groups([(r.series, r.rows) for r in runs])
     headers, rows = decomposition_table.table(found)
-    kuiper = [(r.label, kuiper_by_measure(r.rows)) for r in runs]
+    kuiper = [(r.label, kuiper_by_measure(decided_rows(r.rows))) for r in runs]
     sections: list[Section] = [
         ("Decomposition", headers, rows),
         (
@@ -90,7 +90,7 @@ def decomposition_part(
     else:
         why = "no question made an llm_query_batched call" if recorded else _NO_RECORDS
         notes.append(f"- Fan-out histogram: not drawn ({why}).")
-    named = [(r.label, r.rows) for r in runs]
+    named = [(r.label, decided_rows(r.rows)) for r in runs]  # correctness is known
     if decomposition_plots.share_vs_correctness(named, target / SHARE_PNG):
         figures.append((SHARE_PNG, "Share of corpus read vs correctness"))
     else:

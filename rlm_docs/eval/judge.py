@@ -1,7 +1,9 @@
 """LLM judge for answers ANLS* cannot settle, with MADQA's prompt and verdict scale.
 
-The prompt (`prompts/judge.txt`) is MADQA's G-Eval judge prompt; instead of a function call the
-model ends with `JUDGMENT: correct|partial|incorrect` lines, which any chat model can follow.
+The prompt (`prompts/judge.txt`) is MADQA's G-Eval judge prompt; the predicted answer is the
+answer record's values, and its explanation follows on its own line (an open question's prose
+answer lives there; the judge reads it for content and does not count its length as verbosity,
+since the values are what is asked). Instead of a function call the model ends with `JUDGMENT: correct|partial|incorrect` lines, which any chat model can follow.
 Calls go through a governor with role `judge`, so they land in the question's ledger (and in the
 response cache when the client has one); a reply that cannot be parsed is an `error` verdict
 scoring 0, never a guess.
@@ -33,14 +35,25 @@ class Verdict:
     explanation: str = ""
 
 
+EXPLANATION_LINE = (
+    "\nExplanation given with the answer (read it for content; it is not part of the "
+    "answer's wording, so its length is not verbosity): {text}"
+)
+
+
 def judge_prompt(
-    question: str, predicted: Sequence[str], gold_variants: Sequence[Sequence[str]]
+    question: str,
+    predicted: Sequence[str],
+    gold_variants: Sequence[Sequence[str]],
+    explanation: str = "",
 ) -> str:
-    """MADQA's judge prompt filled in (answers JSON-encoded, as MADQA does)."""
+    """MADQA's judge prompt filled in (answers JSON-encoded, as MADQA does), with the answer's
+    explanation on a line of its own when it has one."""
     return render(
         "judge",
         question=question,
         predicted=json.dumps(list(predicted), ensure_ascii=False),
+        explanation=EXPLANATION_LINE.format(text=explanation.strip()) if explanation else "",
         gold_variants=json.dumps([list(v) for v in gold_variants], ensure_ascii=False),
     )
 
@@ -75,9 +88,11 @@ def run_judge(
     question: str,
     predicted: Sequence[str],
     gold_variants: Sequence[Sequence[str]],
+    explanation: str = "",
 ) -> Verdict:
     """Ask the judge model once (temperature 0) through `governor` with role `judge`."""
-    messages = [{"role": "user", "content": judge_prompt(question, predicted, gold_variants)}]
+    prompt = judge_prompt(question, predicted, gold_variants, explanation)
+    messages = [{"role": "user", "content": prompt}]
     try:
         completion = governor.call(client, messages, role="judge", temperature=0.0)
     except RlmDocsError as exc:

@@ -21,11 +21,23 @@ quantity, this stage decides instead, before any string stage or judge:
 - Number words zero..twenty count as numbers (`three` = `3`).
 - A list gold of several bare quantities needs each of them, in any order, in the answer.
 
-The answer is right when one of its quantities matches a numeric gold variant; it is wrong when
-it has no quantity or none matches, whatever ANLS* says (when some gold variants are text, a
-miss falls through to the string stage for them). An answer listing more than
-`MAX_QUANTITIES` distinct values (plus one per further item of a list gold) with a match is a
-hedge the stage does not settle: it falls through to the string stage.
+What is read: the answer's `values` only (`rlm_docs.answer_record`); figures in its explanation
+or caveat never count. Within a value, a parenthetical aside (`$5,818 million (total current
+assets $19,815M less total current liabilities $13,997M)`) is working, not the value, and is
+not read; an accounting negative `(3.7)` is a quantity, not an aside.
+
+- Values that are bare quantities (a number with its currency, scale and unit, and nothing
+  else once asides are removed) are the answer: it is right when they cover a numeric gold
+  variant and state no other quantity. Several different bare quantities for fewer gold
+  quantities are a hedge (alternatives, e.g. `["0.627", "0.595"]` for gold 0.627): wrong.
+  Other values (phrases such as `Gross profit $9,912 million / total assets $15,803 million`
+  beside a bare `0.627`) are then not read.
+- When no value is a bare quantity (values written as phrases: `grew from $5.2B to $6.1B`),
+  every quantity of the values counts: the answer is right when one of them matches a numeric
+  gold variant, wrong when it has no quantity or none matches, whatever ANLS* says (when some
+  gold variants are text, a miss falls through to the string stage for them). A phrase listing
+  more than `MAX_QUANTITIES` distinct quantities (plus one per further item of a list gold)
+  with a match is a hedge the stage does not settle: it falls through to the string stage.
 """
 
 import re
@@ -224,17 +236,44 @@ def _covers(found: list[Quantity], gold: list[Quantity], decreased: bool) -> boo
     return True
 
 
-def numeric_verdict(answer: Sequence[str], gold_variants: Sequence[Sequence[str]]) -> bool | None:
-    """True / False when the numeric stage decides, None when it does not apply or abstains.
+def without_asides(text: str) -> str:
+    """`text` with its parenthetical asides blanked out (nested ones included); a group that
+    is itself one quantity (an accounting negative such as `(3.7)` or `($1.2 million)`) stays.
+    Unbalanced parentheses are left as written."""
+    out, depth, start, kept = [], 0, 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            start = i if depth == 0 else start
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0 and bare_quantity(text[start : i + 1]) is None:
+                out += [text[kept:start], " "]
+                kept = i + 1
+    return "".join(out) + text[kept:]
+
+
+def numeric_verdict(values: Sequence[str], gold_variants: Sequence[Sequence[str]]) -> bool | None:
+    """True / False when the numeric stage decides, None when it does not apply or abstains
+    (the rules of the module docstring). `values` are the answer's values only.
 
     A variant of several quantities (a list answer) needs each of them in the answer."""
     gold = numeric_gold(gold_variants)
     if not gold:
         return None
     all_numeric = len(gold) == len(gold_variants)
-    text = " ; ".join(answer)
+    read = [without_asides(v) for v in values]
+    text = " ; ".join(read)
     decreased = bool(_DECREASE.search(text))
     years_ok = any(g.year_like for variant in gold for g in variant)
+    bare = [q for q in (bare_quantity(v) for v in read) if q is not None]
+    bare = [q for q in bare if not q.year_like or years_ok]
+    if bare:
+        covered = [variant for variant in gold if _covers(bare, variant, decreased)]
+        if not covered:
+            return False if all_numeric else None
+        stated = len({(q.value, q.unit) for q in bare})
+        return stated <= max(len(variant) for variant in covered)
     found = [q for q in quantities(text) if not q.year_like or years_ok]
     covered = [variant for variant in gold if _covers(found, variant, decreased)]
     if not covered:

@@ -23,7 +23,7 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.eval.decomposition import flat_columns, record_decomposition
 from rlm_docs.eval.filters import question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
-from rlm_docs.eval.scoring import score_prediction
+from rlm_docs.eval.scoring import JudgeFn, score_prediction
 from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
 from rlm_docs.models.cache import ResponseCache
@@ -128,16 +128,7 @@ class QuestionTask:
             if prediction.trajectory:
                 Path(prediction.trajectory).unlink(missing_ok=True)
             raise Cancelled(q.id)
-        judge = None
-        if judge_client is not None:
-
-            def judge(question: Question, items: list[str]) -> Verdict:
-                free = Budget(max_steps=None, max_sub_calls=None)
-                gov = Governor(free, ledger=ledger, question_id=question.id)
-                return run_judge(
-                    judge_client, gov, question.question, items, question.answer_variants
-                )
-
+        judge = judge_with(judge_client, ledger) if judge_client is not None else None
         record = prediction.to_madqa() | {"id": q.id, "question": q.question}
         record |= score_prediction(q, record, judge)
         calls = [e.to_dict() for e in ledger.entries if e.question_id == q.id]
@@ -162,3 +153,18 @@ class QuestionTask:
             record["trajectory_jsonl"] = path.read_text(encoding="utf-8")
             path.unlink()
         return record
+
+
+def judge_with(client: Any, ledger: Ledger) -> JudgeFn:
+    """The judge function of `scoring`: one MADQA judge call per answer, through a governor
+    with no step limit, recorded in `ledger` under role `judge` (judge spend, apart from the
+    answering model's)."""
+
+    def judge(question: Question, values: list[str], explanation: str) -> Verdict:
+        free = Budget(max_steps=None, max_sub_calls=None)
+        gov = Governor(free, ledger=ledger, question_id=question.id)
+        return run_judge(
+            client, gov, question.question, values, question.answer_variants, explanation
+        )
+
+    return judge

@@ -24,6 +24,8 @@ from rlm_docs.errors import DatasetError
 from rlm_docs.eval import plots
 from rlm_docs.eval.aggregate import (
     by_group,
+    decided_rows,
+    decided_text,
     effort_value,
     headline_accuracy,
     scoring_method,
@@ -33,6 +35,7 @@ from rlm_docs.eval.coverage import corpus_coverage
 from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
+from rlm_docs.eval.paired import paired_runs
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.eval.step_limit_report import exact_curves, step_limit_sections
@@ -89,7 +92,7 @@ def _kuiper(block: dict[str, Any]) -> str:
 
 
 def _subset_acc(run: ReportedRun, hop: str) -> str:
-    rows = [r for r in run.rows if r.get("hop_type") == hop]
+    rows = [r for r in decided_rows(run.rows) if r.get("hop_type") == hop]
     if not rows:
         return "n/a"
     return f"{sum(float(r.get('score') or 0) for r in rows) / len(rows):.1%} (n={len(rows)})"
@@ -265,10 +268,17 @@ def _shared(
     return restricted, note
 
 
+PAIRED_TITLE = "Paired differences on shared questions"
+PAIRED_NOTE = (
+    "- Accuracy A − B: mean per-question score difference over the questions both runs "
+    "decided; [95% paired bootstrap CI] resampling questions with both runs' scores together; "
+    "p: two-sided, from the same 1000 resamples (CI inversion)."
+)
 MAIN_HEADERS = [
     "System",
     "N",
     "Accuracy [95% CI]",
+    "ANLS* acc",
     "X-page",
     "X-doc",
     "Page F1",
@@ -294,11 +304,15 @@ def main_table(runs: list[ReportedRun]) -> list[list[str]]:
         errors = "/".join(
             str(s["errors"][t]) for t in ("retrieval", "navigation", "comprehension", "refusal")
         )
+        accuracy = _ci(acc)
+        if s.get("needs_judge"):
+            accuracy += f" ({s['accuracy']['n']} decided, {s['needs_judge']} need judge)"
         out.append(
             [
                 run.label,
                 str(s["n"]),
-                _ci(acc),
+                accuracy,
+                _pct(s["anls_accuracy"]["value"]),
                 _subset_acc(run, "cross_page"),
                 _subset_acc(run, "cross_doc"),
                 _f1(s["page_f1"], s["n"]),
@@ -340,6 +354,18 @@ def _accuracy_note(run: ReportedRun) -> str:
             "an older rlm-docs; stored judge verdicts kept)."
         )
     return _accuracy_how(run)
+
+
+def _needs_judge_note(run: ReportedRun) -> str | None:
+    """How many questions had prose golds no judge scored, and how to score them."""
+    text = decided_text(run.summary, str(run.path))
+    if not text:
+        return None
+    return (
+        f"- {run.label}: accuracy {text}: their gold answers are prose, which the numeric, "
+        "exact and ANLS* stages cannot decide, so they are left out of Accuracy (ANLS* acc "
+        "counts them)."
+    )
 
 
 def _accuracy_how(run: ReportedRun) -> str:
@@ -386,6 +412,33 @@ def _html(headers: list[str], rows: list[list[str]]) -> str:
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+PAIRED_HEADERS = ["A", "B", "N", "Accuracy A − B [95% CI]", "p"]
+
+
+def paired_rows(runs: list[ReportedRun]) -> list[list[str]]:
+    """One row per pair of runs of the same workload part (compared on their shared
+    questions, `paired.paired_runs`): the accuracy difference, its paired bootstrap interval
+    and two-sided p-value."""
+    out = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            if a.part != b.part:
+                continue
+            d = paired_runs(a.rows, b.rows)
+            if not d["n"]:
+                continue
+            out.append(
+                [
+                    a.label,
+                    b.label,
+                    str(d["n"]),
+                    f"{d['value']:+.1%} [{d['low']:+.1%}, {d['high']:+.1%}]",
+                    f"{d['p_value']:.3f}",
+                ]
+            )
+    return out
 
 
 SUBSET_HEADERS = ["Subset", "N", "Accuracy [95% CI]", "Page F1", "Doc F1", "Steps/q", "Tokens/q"]
@@ -490,24 +543,30 @@ def build_report(
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     named = [(r.label, r.rows) for r in runs]
-    plots.cumulative_differences(named, target / FIGURES[0][0])
+    scored = [(r.label, decided_rows(r.rows)) for r in runs]  # correctness is known
+    plots.cumulative_differences(scored, target / FIGURES[0][0])
     plots.accuracy_vs_cost(named, [r.summary for r in runs], target / FIGURES[1][0])
     exact = {r.label: r.exact_steps for r in runs if r.exact_steps}
-    plots.accuracy_vs_step_limit(named, target / FIGURES[2][0], exact_curves(exact))
-    plots.effort_distributions(named, target / FIGURES[3][0])
+    plots.accuracy_vs_step_limit(scored, target / FIGURES[2][0], exact_curves(exact))
+    plots.effort_distributions(scored, target / FIGURES[3][0])
     decomposition, drawn, not_drawn = decomposition_part(runs, target)
     comparison = "Comparison"
     if restricted and len({r.part for r in runs}) == 1:
         comparison = f"Comparison on the {runs[0].summary['n']} shared questions"
     sections = _sections(runs, comparison, by)
-    sections[1:1] = decomposition + step_limit_sections(exact)
+    paired = paired_rows(runs)
+    pairs = [(PAIRED_TITLE, PAIRED_HEADERS, paired)] if paired else []
+    sections[1:1] = pairs + decomposition + step_limit_sections(exact)
     if restricted:
         sections.append(("Each run on its full question set", MAIN_HEADERS, main_table(full)))
     notes = (
         (shared_note.split("\n") if shared_note else [])
         + [_accuracy_note(r) for r in runs]
         + _coverage_notes(runs)
+        + [note for r in runs if (note := _needs_judge_note(r))]
         + [
+            "- ANLS* acc: share of all questions with ANLS* >= 0.5 over the answer's values "
+            "(MADQA's ANLS*-based accuracy, as its harness reports it without a judge).",
             _errors_note(runs),
             "- Kuiper K/N: range of the cumulative-difference curve over questions ordered by "
             "effort, tied efforts as one block (order-independent); p from 1000 permutations; "
@@ -527,7 +586,7 @@ def build_report(
         "margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
         "</style><h1>rlm-docs evaluation report</h1>",
     ]
-    notes_after = {comparison: notes, decomposition[0][0]: not_drawn}
+    notes_after = {comparison: notes, decomposition[0][0]: not_drawn, PAIRED_TITLE: [PAIRED_NOTE]}
     for title, headers, rows in sections:
         md += [f"## {title}", "", _md(headers, rows), ""]
         page += [f"<h2>{html.escape(title)}</h2>", _html(headers, rows)]

@@ -128,9 +128,11 @@ def unknown_evidence(questions: list[Question], corpus: Corpus) -> dict[str, lis
 def _stats(records: dict[str, dict[str, Any]]) -> str:
     if not records:
         return ""
-    acc = sum(float(r.get("score") or 0) for r in records.values()) / len(records)
+    decided = [r for r in records.values() if r.get("score") is not None]
+    acc = f"{sum(float(r['score']) for r in decided) / len(decided):.1%}" if decided else "n/a"
+    left = len(records) - len(decided)
     cost = sum(float(r.get("cost_usd") or 0) for r in records.values())
-    return f"acc {acc:.1%}  ${cost:.4f}"
+    return f"acc {acc}{f' ({left} need --judge)' if left else ''}  ${cost:.4f}"
 
 
 def run_eval(

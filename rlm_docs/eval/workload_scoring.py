@@ -10,7 +10,12 @@
 - `needle`: F1 over the set of numbers of five or more digits in the answer against the
   planted values (so a stray page number does not count against it; a wrong value does).
 
-The answer list is joined with newlines into one response, as a model's reply would be.
+The answer's values are joined with newlines into one response, as a model's reply would be.
+
+`correct` (what Kuiper and the error taxonomy count): for `oolong` only an exact answer (score
+1): a count off by one earns partial credit in the score (0.75) but is not a correct count;
+for `oolong-pairs` and `needle`, F1 >= 0.5. The headline of a workload run is the mean score,
+as OOLONG reports it (`aggregate.scoring_method`).
 """
 
 import math
@@ -94,6 +99,7 @@ def score_workload(
             "score": score,
             "stage": scorer,
             "judgment": None,
+            "correct": score == 1.0,
         }
     if scorer == "oolong-pairs":
         f1 = set_f1(pair_set(response), pair_set("\n".join(gold)))
@@ -102,9 +108,13 @@ def score_workload(
     else:
         raise ValueError(f"unknown scorer {scorer!r}")
     anls = f1["f1"] if scorer == "oolong-pairs" else anls_star(list(answer), variants)
-    return {"anls": anls, "score": f1["f1"], "stage": scorer, "judgment": None} | {
-        k: v for k, v in f1.items() if k != "f1" and not math.isnan(v)
-    }
+    return {
+        "anls": anls,
+        "score": f1["f1"],
+        "stage": scorer,
+        "judgment": None,
+        "correct": f1["f1"] >= 0.5,
+    } | {k: v for k, v in f1.items() if k != "f1" and not math.isnan(v)}
 
 
 SCORERS = ("oolong", "oolong-pairs", "needle")

@@ -161,6 +161,8 @@ def prediction_text(pred: Any, corpus: Any = None) -> str:
     lines = [
         f"Q: {pred.question}",
         f"A: {' | '.join(pred.answer) or '(no answer)'}",
+        *([f"Explanation: {pred.explanation}"] if pred.explanation else []),
+        *([f"Caveat: {pred.caveat}"] if pred.caveat else []),
         f"Citations: {cites}",
         f"Effort: {pred.steps} steps, {pred.sub_calls} sub-calls, "
         f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, {usd(pred.cost_usd)}, "
@@ -208,12 +210,17 @@ def prediction_html(pred: Any, corpus: Any = None) -> str:
         [[usd(pred.cost_usd) if k == "cost_usd" else getattr(pred, k) for k, _ in EFFORT]],
         {0, 1, 2, 3, 5, 6},
     )
+    notes = "".join(
+        f"<div><b>{label}:</b> {escape(text)}</div>"
+        for label, text in (("Explanation", pred.explanation), ("Caveat", pred.caveat))
+        if text
+    )
     error = f'<div class="err">error: {escape(pred.error)}</div>' if pred.error else ""
     log = (
         f'<div class="muted">trajectory: {escape(pred.trajectory)}</div>' if pred.trajectory else ""
     )
     return wrap(
-        f"<div><b>Q:</b> {escape(pred.question)}</div><ul>{answer}</ul>"
+        f"<div><b>Q:</b> {escape(pred.question)}</div><ul>{answer}</ul>{notes}"
         f"<div><b>Citations</b></div>{cites}<div><b>Effort</b></div>{effort}{error}{log}"
     )
 

@@ -95,7 +95,7 @@ def _answer_json(question: str, line: str, cite: dict | None, quote: bool = Fals
         amounts = _amounts(line)
         value = amounts[0] if amounts else line
     answer = [value] if value else []
-    reply = {"answer": answer, "citations": [cite] if cite else []}
+    reply = {"values": answer, "citations": [cite] if cite else []}
     return json.dumps(reply | ({"quote": line} if quote else {}))
 
 
@@ -125,7 +125,7 @@ def bm25_agent_reply(messages: list[dict]) -> str:
             _, line, cite = max(readings, key=lambda r: r[0])
             return _answer_json(question, line, cite)
     elif forced:
-        return json.dumps({"answer": [], "citations": []})
+        return json.dumps({"values": [], "citations": []})
     return "SEARCH: " + _queries(question)[min(searches, MAX_SEARCHES - 1)]
 
 
@@ -179,18 +179,18 @@ def reduce_reply(messages: list[dict]) -> str:
     prompt = str(messages[0].get("content", ""))
     found = _questions(prompt)
     question = found[-1] if found else ""
-    best: tuple[float, dict] = (0.0, {"answer": [], "citations": []})
+    best: tuple[float, dict] = (0.0, {"values": [], "citations": []})
     for note in _NOTE.findall(prompt):
         try:
             parsed = json.loads(note)
         except json.JSONDecodeError:
             continue
-        if not isinstance(parsed, dict) or not parsed.get("answer"):
+        if not isinstance(parsed, dict) or not parsed.get("values"):
             continue
-        coverage = _coverage(question, str(parsed.get("quote") or parsed["answer"]))
+        coverage = _coverage(question, str(parsed.get("quote") or parsed["values"]))
         if coverage > best[0]:
             best = (coverage, parsed)
-    return json.dumps({"answer": best[1]["answer"], "citations": best[1].get("citations", [])})
+    return json.dumps({"values": best[1]["values"], "citations": best[1].get("citations", [])})
 
 
 _POLICIES = {

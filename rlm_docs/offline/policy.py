@@ -9,6 +9,7 @@ prompt the extractive reader (`reader`).
 """
 
 import json
+from dataclasses import asdict
 
 from rlm_docs.answer_parsing import heuristic_answer
 from rlm_docs.offline.baselines import BASELINE_MARKER, baseline_reply
@@ -33,11 +34,11 @@ def detect_role(messages: list[dict]) -> str:
 
 
 def extract_reply(messages: list[dict]) -> str:
-    """JSON {answer, citations} from the response embedded in an extract prompt."""
+    """The answer record as JSON (values, explanation, caveat, citations) from the response
+    embedded in an extract prompt."""
     text = "\n".join(str(m.get("content", "")) for m in messages)
     response = text.split("RLM Analysis Response:", 1)[-1].strip()
-    answer, citations = heuristic_answer(response)
-    return json.dumps({"answer": answer, "citations": citations})
+    return json.dumps(asdict(heuristic_answer(response)))
 
 
 def reply(messages: list[dict]) -> str:

@@ -3,7 +3,7 @@
 Turn 1 reads the question on the host (`plan`) and writes one cell: the source of the
 `rlm_docs.offline.repl` modules it needs (`rlm_docs.offline.ship`), the plan as a literal, and
 one call. A question of the generated workloads gets the workload code (`workloads.cell`); a
-corpus gets `repl.corpus.answer_from_corpus` (its result also goes in `answer["content"]` with
+corpus gets `repl.corpus.answer_from_corpus` (its result also fills the `answer` dict with
 `answer["ready"] = True`, the docs prompt's way to finish); a plain `context` without a corpus
 (a child `rlm_query`, the madqa prompt) gets `repl.context.answer_from_context`. Under the
 no-sub-calls ablation (marker `[rlm-docs:root NAME no-sub-calls]`) pages are read in the REPL
@@ -63,7 +63,7 @@ def root_code(question: str, has_corpus: bool, sub_calls: bool = True) -> str:
     if has_corpus:
         call = (
             f"final_answer = answer_from_corpus(plan, search, page, files, cite, {reader})\n"
-            'answer["content"] = final_answer\n'
+            "answer.update(final_answer)\n"
             'answer["ready"] = True'
         )
     else:

@@ -1,8 +1,9 @@
 """The OpenAI chat-completions wire format for a `Prediction`: whole responses, stream chunks
 and error bodies, so any OpenAI client (SDKs, chat UIs, agent frameworks) can use rlm-docs.
 
-The reply text is the answer followed by its page citations; the structured answer, citations
-and effort fields travel in an extra top-level `rlm_docs` object, which OpenAI clients keep
+The reply text is the answer's values, its explanation and caveat, then its page citations;
+the structured answer record (`answer` = the values, `explanation`, `caveat`), citations and
+effort fields travel in an extra top-level `rlm_docs` object, which OpenAI clients keep
 (`response.model_extra["rlm_docs"]` in the Python SDK) and others ignore. `usage` is the run's
 exact token totals over every call it made (root turns, sub-calls, child runs, extraction).
 Streamed progress goes in `delta.reasoning_content` (the field OpenAI-compatible servers use for
@@ -22,17 +23,24 @@ MODEL_ID = "rlm-docs"
 
 
 def answer_text(pred: Prediction) -> str:
-    """`answer; answer` then a `Sources:` line of `file p.N` citations."""
+    """`value; value`, the explanation and `Caveat: ...` as paragraphs, then a `Sources:` line
+    of `file p.N` citations."""
     text = "; ".join(pred.answer) if pred.answer else "(no answer)"
+    if pred.explanation:
+        text += "\n\n" + pred.explanation
+    if pred.caveat:
+        text += "\n\nCaveat: " + pred.caveat
     if pred.citations:
         text += "\n\nSources: " + "; ".join(f"{c['file']} p.{c['page']}" for c in pred.citations)
     return text
 
 
 def structured(pred: Prediction, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The `rlm_docs` object: answer, citations and the run's effort fields."""
+    """The `rlm_docs` object: the answer record, citations and the run's effort fields."""
     return {
         "answer": pred.answer,
+        "explanation": pred.explanation,
+        "caveat": pred.caveat,
         "citations": pred.citations,
         "stop_reason": pred.stop_reason,
         "error": pred.error,

@@ -109,7 +109,8 @@ def answer_call(
     record: Iteration,
     prediction: Prediction,
 ) -> Reply | None:
-    """One root step and one answering call, parsed into `prediction` (answer, raw answer) and
+    """One root step and one answering call, parsed into `prediction` (answer record, raw
+    answer) and
     the trajectory `record` (closed here). None when the budget refused the call (`budget`
     stop, the refusal as the record's notice) or the call failed (`error` stop)."""
     try:
@@ -127,9 +128,10 @@ def answer_call(
     reply = read_reply(completion.text, allow_search=False)
     record.response = completion.text
     record.usage = turn_usage(completion)
-    record.final_answer = reply.answer
+    record.final_answer = reply.answer.values
     trajectory.close(record)
-    prediction.answer, prediction.raw_answer = reply.answer, completion.text
+    prediction.take(reply.answer)
+    prediction.raw_answer = completion.text
     return reply
 
 

@@ -17,7 +17,7 @@ from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import make_client
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory, turn_usage
-from rlm_docs.systems.replies import Reply, page_block, read_reply
+from rlm_docs.systems.replies import Reply, answer_format, page_block, read_reply
 from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more searches. Reply now with only the JSON answer."
@@ -53,7 +53,12 @@ class Bm25Agent:
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """Search/answer loop; the trajectory records every turn and search."""
         start = time.perf_counter()
-        system = render("bm25_agent", k=self.k, max_iterations=self.max_iterations)
+        system = render(
+            "bm25_agent",
+            k=self.k,
+            max_iterations=self.max_iterations,
+            answer_format=answer_format("the page label"),
+        )
         messages = [
             {"role": "system", "content": system},
             {"role": "user", "content": question.question},
@@ -93,7 +98,7 @@ class Bm25Agent:
             record.response = completion.text
             record.usage = turn_usage(completion)
             if reply.query is None:
-                record.final_answer = reply.answer
+                record.final_answer = reply.answer.values
                 trajectory.close(record)
                 stop_reason = "forced" if last else "final"
                 if last and axis is None:  # the agent's own turn limit T is a step limit
@@ -104,7 +109,7 @@ class Bm25Agent:
             messages.append({"role": "user", "content": text})
             trajectory.close(record)
         final = reply if reply is not None and reply.query is None else Reply()
-        citations, _ = validate(self.corpus, final.citations)
+        citations, _ = validate(self.corpus, final.answer.citations)
         return finish(
             self.config,
             trajectory,
@@ -112,7 +117,9 @@ class Bm25Agent:
             Prediction(
                 question=question.question,
                 question_id=question.id,
-                answer=final.answer,
+                answer=final.answer.values,
+                explanation=final.answer.explanation,
+                caveat=final.answer.caveat,
                 citations=citations,
                 stop_reason=stop_reason,
                 stop_axis=axis,

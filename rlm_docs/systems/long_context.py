@@ -22,6 +22,7 @@ from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS
 from rlm_docs.models import context_window_of, make_client
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
+from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.windows import fit_prefix
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_message_tokens
@@ -70,6 +71,7 @@ class LongContext:
             truncation=truncation,
             context=context,
             question=question,
+            answer_format=answer_format("the [FILE: ...] marker"),
         )
 
     def _fit(self, question: str) -> tuple[str, str, dict[str, Any]]:
@@ -120,7 +122,7 @@ class LongContext:
         )
         reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
         if reply is not None:
-            prediction.citations, _ = validate(self.corpus, reply.citations)
+            prediction.citations, _ = validate(self.corpus, reply.answer.citations)
             if context["truncated"] and context["limited_by"] == "max_input_tokens":
                 prediction.stop_reason, prediction.stop_axis = "forced", "input_tokens"
         return finish(self.config, trajectory, governor, prediction, start)

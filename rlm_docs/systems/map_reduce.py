@@ -28,6 +28,7 @@ from rlm_docs.models import make_client
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.long_context import REPLY_TOKENS, model_window
+from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.windows import Chunk, chunk_pages
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_tokens
@@ -149,6 +150,7 @@ class MapReduce:
                 coverage=coverage + ".",
                 notes=notes,
                 question=question,
+                answer_format=answer_format("the notes"),
             )
 
         used, blocks = count_tokens(prompt_with("")) + 16, []
@@ -203,7 +205,7 @@ class MapReduce:
         messages = [{"role": "user", "content": prompt}]
         reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
         if reply is not None:
-            prediction.citations, _ = validate(self.corpus, reply.citations)
+            prediction.citations, _ = validate(self.corpus, reply.answer.citations)
             if cut_by is not None:  # answered from the part of the corpus the budget allowed
                 prediction.stop_reason, prediction.stop_axis = "forced", cut_by
         return finish(self.config, trajectory, governor, prediction, start)

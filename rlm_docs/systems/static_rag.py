@@ -13,7 +13,7 @@ from rlm_docs.governor import Governor
 from rlm_docs.models import make_client
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
-from rlm_docs.systems.replies import page_block, read_reply
+from rlm_docs.systems.replies import answer_format, page_block, read_reply
 from rlm_docs.templates import render
 
 
@@ -42,7 +42,11 @@ class StaticRag:
         pages = {(h.document, h.page): self.corpus.page(h.document, h.page) for h in hits}
         blocks = [page_block(d, p, text, self.max_page_chars) for (d, p), text in pages.items()]
         prompt = render(
-            "static_rag", k=len(blocks), pages="\n\n".join(blocks), question=question.question
+            "static_rag",
+            k=len(blocks),
+            pages="\n\n".join(blocks),
+            question=question.question,
+            answer_format=answer_format("the page label"),
         )
         messages = [{"role": "user", "content": prompt}]
         trajectory = new_trajectory(self.config, self.name, question, k=self.k)
@@ -58,17 +62,17 @@ class StaticRag:
             return finish(self.config, trajectory, governor, prediction, start)
         reply = read_reply(completion.text, allow_search=False)
         record.response = completion.text
-        record.final_answer = reply.answer
+        record.final_answer = reply.answer.values
         trajectory.close(record)
-        citations, _ = validate(self.corpus, reply.citations)
-        if not citations and reply.answer:
-            wanted = [_norm(a) for a in reply.answer]
+        citations, _ = validate(self.corpus, reply.answer.citations)
+        if not citations and reply.answer.values:
+            wanted = [_norm(a) for a in reply.answer.values]
             citations = [
                 {"file": d, "page": p}
                 for (d, p), text in pages.items()
                 if any(w and w in _norm(text) for w in wanted)
             ]
-        prediction.answer = reply.answer
+        prediction.take(reply.answer)
         prediction.citations = citations or [{"file": d, "page": p} for d, p in pages]
         prediction.raw_answer = completion.text
         return finish(self.config, trajectory, governor, prediction, start)

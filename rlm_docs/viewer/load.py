@@ -1,7 +1,8 @@
 """Read what the viewer shows: an eval run directory or a single trajectory JSONL file.
 
 Both become one JSON-able dict (API keys masked, as in the logs themselves), `{"title", "source", "kind", "summary", "questions": [...]}`,
-where each question carries its answer, citations, correctness, effort and (when its log is
+where each question carries its answer record (values, explanation, caveat; an old record is
+read by `answer_record.stored_answer`), citations, correctness, effort and (when its log is
 found) the trajectory records. Long strings are clipped so a model that printed a whole filing
 cannot make the page unusably large.
 """
@@ -11,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.answer_record import stored_answer
 from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.engine.records import Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, redact
@@ -55,7 +57,10 @@ def page_trajectory(traj: Trajectory) -> dict[str, Any]:
 
 
 def _correctness(record: dict[str, Any]) -> tuple[bool | None, float | None]:
-    """(correct, score) from whatever the evaluator recorded; None when not scored."""
+    """(correct, score) from whatever the evaluator recorded; None when not scored (also a
+    prose gold no judge scored: `needs_judge`, which its ANLS* must not decide)."""
+    if record.get("stage") == "needs_judge":
+        return None, None
     score = next(
         (record[k] for k in ("score", "anls") if isinstance(record.get(k), int | float)), None
     )
@@ -90,11 +95,13 @@ def question_entry(
     """One question as the page shows it, from a results/prediction record (read at
     `where`, a file:line for error messages)."""
     correct, score = _correctness(record)
-    answer = record.get("answer")
+    values, explanation, caveat = stored_answer(record)
     return {
         "id": str(record.get("id") or record.get("question_id") or f"#{index + 1}"),
         "question": str(record.get("question") or ""),
-        "answer": answer if isinstance(answer, list) else [] if answer is None else [answer],
+        "answer": values,
+        "explanation": explanation,
+        "caveat": caveat,
         "gold": record.get("answer_variants") or record.get("gold"),
         "correct": correct,
         "score": score,

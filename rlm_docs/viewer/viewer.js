@@ -199,6 +199,8 @@
     body.append(el("h3", { text: "Answer" }),
       q.answer.length ? el("ul", { className: "answer" }, q.answer.map((a) => el("li", { text: a })))
         : el("div", { className: "answer muted", text: "(no answer)" }));
+    if (q.explanation) body.append(el("div", { className: "explanation", text: q.explanation }));
+    if (q.caveat) body.append(el("div", { className: "caveat", text: "Caveat: " + q.caveat }));
     if (Array.isArray(q.gold) && q.gold.length) {
       body.append(el("h3", { text: "Expected" }), el("ul", { className: "gold" },
         q.gold.map((v) => el("li", { text: Array.isArray(v) ? v.join(" | ") : str(v) }))));

@@ -152,6 +152,8 @@ def computed_answer(
     for d, p in used:
         cite(d, p)
     return {
-        "answer": [f"{result:.{places}f}" + ("%" if percent else "")],
+        "values": [f"{result:.{places}f}" + ("%" if percent else "")],
+        "explanation": f"{compute['kind']} computed from "
+        + ", ".join(f"{d} p.{p}" for d, p in used),
         "citations": [{"file": d, "page": p} for d, p in used],
     }

@@ -35,7 +35,7 @@ def marker_citation(context: str, start: int) -> list[dict]:
 
 
 def answer_from_context(plan: dict, context: str, read: Callable) -> dict:
-    """`{"answer": [...], "citations": [...]}` from the best-read paragraphs of `context`."""
+    """`{"values": [...], "citations": [...]}` from the best-read paragraphs of `context`."""
     chunks, starts = paragraphs(context)
 
     def chunk_score(chunk: str) -> int:
@@ -48,10 +48,10 @@ def answer_from_context(plan: dict, context: str, read: Callable) -> dict:
     if scores and max(scores) > 0:
         best = scores.index(max(scores))
         final_answer = {
-            "answer": [pick_value(readings[best], plan)],
+            "values": [pick_value(readings[best], plan)],
             "citations": marker_citation(context, starts[order[best]]),
         }
     else:
-        final_answer = {"answer": [], "citations": []}
+        final_answer = {"values": [], "citations": []}
     announce(final_answer)
     return final_answer

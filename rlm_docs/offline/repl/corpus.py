@@ -36,11 +36,12 @@ def decide(plan: dict, pages: list, readings: list[str], boost: Callable, page: 
     for (d, p), s, r in zip(pages, scores, readings, strict=False):
         print(f"{d} p.{p} score={s:.2f}: {r.splitlines()[0][:160]}")
     if not scores or max(scores) <= 0:
-        return {"answer": [], "citations": []}, None
+        return {"values": [], "citations": []}, None
     i = scores.index(max(scores))
     d, p = pages[i]
     value = formatted(values[i], page(d, p), readings[i].splitlines()[0], plan)
-    return {"answer": [value], "citations": [{"file": d, "page": p}]}, i
+    explanation = f"Read from {d} page {p}."
+    return {"values": [value], "explanation": explanation, "citations": [{"file": d, "page": p}]}, i
 
 
 def answer_from_corpus(
@@ -51,7 +52,7 @@ def answer_from_corpus(
     cite: Callable,
     read: Callable,
 ) -> dict:
-    """`{"answer": [...], "citations": [...]}` for `plan` (the host's reading of the question,
+    """`{"values": [...], "explanation": "...", "citations": [...]}` for `plan` (the host's reading of the question,
     `rlm_docs.offline.root.plan`), from the corpus helpers passed in."""
     likely = likely_filings(plan, search, files)
     weight = dict(zip(likely, (1.0, 0.3), strict=False))

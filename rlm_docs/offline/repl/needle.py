@@ -20,6 +20,6 @@ def needle_answer(task: dict, grep: Callable, cite: Callable) -> dict:
                 values.append(found[0].replace(",", ""))
                 cite(h["file"], h["page"])
                 citations.append({"file": h["file"], "page": h["page"]})
-    final_answer = {"answer": values, "citations": citations}
+    final_answer = {"values": values, "citations": citations}
     announce(final_answer)
     return final_answer

@@ -82,7 +82,7 @@ def finished(reply: str | list[str]) -> dict:
     answers = reply if isinstance(reply, list) else [reply]
     print("ANSWER:", answers)
     print(READY)
-    return {"answer": answers, "citations": []}
+    return {"values": answers, "citations": []}
 
 
 def aggregate_answer(task: dict, rows: list[dict], labels: list[str]) -> dict:

@@ -85,7 +85,7 @@ def formatted(value: str, text: str, line: str, plan: dict) -> str:
 
 def announce(final_answer: dict) -> None:
     """Print the answer and the marker the offline root waits for before it writes FINAL_VAR."""
-    print("ANSWER:", final_answer["answer"], final_answer["citations"])
+    print("ANSWER:", final_answer["values"], final_answer["citations"])
     print(READY)
 
 
