@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "python_ast",
         "data_sets",
         "answer_record",
+        "linear_regex",
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),
@@ -96,8 +97,11 @@ def _targets(node: ast.AST, path: Path) -> list[str]:
             ]
         return [module]
     is_string = isinstance(node, ast.Constant) and isinstance(node.value, str)
-    if is_string and _MODULE_STRING.fullmatch(node.value):
-        return [node.value.split(":")[0]]
+    if is_string and _MODULE_STRING.fullmatch(node.value):  # an import path in a string
+        module = node.value.split(":")[0]
+        unit = module.split(".")[1]  # a dotted name that is no unit (`rlm_docs.budget`) is text
+        if (PACKAGE / unit).is_dir() or (PACKAGE / f"{unit}.py").is_file():
+            return [module]
     return []
 
 
