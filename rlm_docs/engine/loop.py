@@ -320,8 +320,8 @@ class TurnLoop:
         snippet may be enough, but the model should know it has not seen the page)."""
         if not new:
             return ""
-        read = self._pages_read(sb)
-        unread = [c for c in new if c not in read]
+        read = {(doc, page) for doc, page in sb.pages_read()}
+        unread = [c for c in new if (c["file"], c["page"]) not in read]
         if not unread:
             return ""
         pages = ", ".join(f"{c['file']} p.{c['page']}" for c in unread)
