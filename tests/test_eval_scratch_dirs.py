@@ -3,13 +3,17 @@ kills actors without exit handlers, so nothing may be left in the nodes' temp di
 
 import tempfile
 
+import pytest
+
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.eval.question_task import QuestionTask
-from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, server_env  # noqa: F401
+from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, server_env
 from tests.servers.chat import ChatServer
 
+pytestmark = pytest.mark.usefixtures(server_env.__name__)  # test key, private home, no cache
 
-def test_a_remote_task_leaves_no_scratch_directory(server_env, tmp_path, monkeypatch) -> None:
+
+def test_a_remote_task_leaves_no_scratch_directory(tmp_path, monkeypatch) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
