@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rlm_docs.corpus import Corpus
@@ -34,6 +33,7 @@ from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.governor import Budget
 from rlm_docs.models import parse_spec
 from rlm_docs.questions import Question
+from rlm_docs.terminal_text import console as terminal_console
 from rlm_docs.version import __version__
 
 
@@ -198,7 +198,7 @@ def _run(
         run.drop_failed(records)
     run.remove_unrecorded_trajectories(records)  # of questions a killed run never recorded
     todo = [q for q in questions if q.id not in records]
-    console = Console(stderr=True)
+    console = terminal_console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
