@@ -89,3 +89,50 @@ def test_a_source_directory_reached_through_a_symlink_is_still_inside(tmp_path: 
     (real / "a.md").write_text("text")
     (tmp_path / "alias").symlink_to(real)
     assert ingest([tmp_path / "alias"], tmp_path / "store").documents == 1
+
+
+def test_a_pdf_pages_sharing_one_huge_stream_stops_before_extraction(tmp_path, capsys) -> None:
+    from tests.fixtures.ingest.pdf import shared_stream_pdf
+
+    # The file grows by one byte per ~250 characters of the shared stream; the text an
+    # extractor walks grows by one character per character per page.
+    small, big = shared_stream_pdf(10, 500_000), shared_stream_pdf(10, 5_000_000)
+    assert (len(big) - len(small)) * 200 < 4_500_000 and len(big) < 25_000
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "bomb.pdf").write_bytes(big)  # 10 pages x 5,000,000 characters, as reviewed
+    started = time.process_time()
+    assert main(["ingest", str(src), "--out", str(tmp_path / "store"), "--ocr", "local"]) == 2
+    assert time.process_time() - started < 10  # extraction would take minutes
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(src / "bomb.pdf") in err
+    assert "page 1: 5,450,031 bytes of page content is over the limit" in err
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_shared_stream_counts_once_per_page_toward_the_document_bound(
+    tmp_path, monkeypatch
+) -> None:
+    from rlm_docs.ingest import pdf_bounds
+    from tests.fixtures.ingest.pdf import shared_stream_pdf
+
+    monkeypatch.setattr(pdf_bounds, "MAX_DOCUMENT_CONTENT_BYTES", 500_000)
+    f = tmp_path / "shared.pdf"
+    f.write_bytes(shared_stream_pdf(10, 100_000))
+    with pytest.raises(IngestError, match=r"shared\.pdf: pages 1-5 hold 54\d,\d+ bytes"):
+        read(f)
+
+
+def test_pdf_text_past_the_page_and_document_bounds_is_refused(tmp_path, monkeypatch) -> None:
+    from rlm_docs.ingest import pdf_bounds
+    from tests.fixtures.ingest.pdf import minimal_pdf
+
+    f = tmp_path / "long.pdf"
+    f.write_bytes(minimal_pdf(["short page", "x" * 3000, "y" * 3000]))
+    monkeypatch.setattr(pdf_bounds, "MAX_PAGE_CHARS", 2000)
+    with pytest.raises(IngestError, match=r"long\.pdf: page 2: 3,0\d\d characters of text"):
+        read(f)
+    monkeypatch.setattr(pdf_bounds, "MAX_PAGE_CHARS", 5000)
+    monkeypatch.setattr(pdf_bounds, "MAX_DOCUMENT_CHARS", 5000)
+    with pytest.raises(IngestError, match=r"long\.pdf: pages 1-3 hold 6,0\d\d characters"):
+        read(f)

@@ -14,6 +14,7 @@ from rlm_docs.corpus.document import Document
 from rlm_docs.errors import IngestError
 from rlm_docs.ingest import mistral_ocr, tesseract_ocr
 from rlm_docs.ingest.ocr_json import ocr_pages
+from rlm_docs.ingest.pdf_bounds import check_text
 from rlm_docs.ingest.pdf_text import pdf_text_pages
 from rlm_docs.ingest.source import ReadResult, document_name, warn_empty_pages
 
@@ -37,6 +38,7 @@ def read_pdf(path: Path, data: bytes, digest: str, mode: str, warnings: list[str
             warnings.append(f"{exc}; read the PDF locally instead")
     if response is not None:
         pages, reader = ocr_pages(path, response, warnings), "mistral-ocr"
+        check_text(path, pages)
     else:
         if mode == "auto" and not use_mistral:
             warnings.append(
