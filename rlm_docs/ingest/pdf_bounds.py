@@ -64,7 +64,6 @@ class Meter:
                 f"the limit of {MAX_DOCUMENT_CONTENT_BYTES:,} per document (see docs/limits.md)"
             )
 
-
     def text(self, number: int, text: str) -> None:
         """IngestError when page `number`'s text or the text so far is over the text bounds."""
         self.chars += len(text)
