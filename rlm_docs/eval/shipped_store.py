@@ -18,6 +18,7 @@ and a store found already unpacked is used only when every file of the archive i
 the same content (a directory planted at the hash's name is refused, not loaded).
 """
 
+import contextlib
 import fcntl
 import hashlib
 import io
@@ -77,10 +78,8 @@ def _private_dir(path: Path) -> Path:
     """`path`, made mode 0700 if missing; CorpusError unless it is a real directory owned by
     this user that no one else may enter."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(FileExistsError):
         path.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise CorpusError(
