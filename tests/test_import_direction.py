@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "number_flags",
         "python_ast",
         "data_sets",
+        "private_dir",
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),

@@ -15,9 +15,7 @@ running exit handlers, so a directory kept for the process's life would be left 
 directory of every node.
 """
 
-import os
 import shutil
-import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -35,6 +33,7 @@ from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
 from rlm_docs.models.cache import ResponseCache
 from rlm_docs.models.prices import sum_usd
+from rlm_docs.private_dir import NotPrivate, private_dir
 from rlm_docs.questions import Question
 from rlm_docs.systems import SystemConfig, make_system
 
@@ -130,7 +129,10 @@ class QuestionTask:
         scratch = built["log_dir"]
         with self._lock:
             if self._in_flight == 0:
-                _private_dir(scratch)
+                try:
+                    private_dir(scratch)  # re-made: another user may have taken the name since
+                except NotPrivate as exc:
+                    raise ConfigError(f"trajectory scratch directory {exc}") from None
             self._in_flight += 1
         try:
             return self._answer(q, built)
@@ -190,16 +192,3 @@ class QuestionTask:
             record["trajectory_jsonl"] = path.read_text(encoding="utf-8")
             path.unlink()
         return record
-
-
-def _private_dir(path: str) -> None:
-    """Make the scratch directory `path` (mode 0700); ConfigError when something else is at
-    that name (planted in the shared temp directory while none of our questions ran)."""
-    try:
-        os.mkdir(path, 0o700)
-        return
-    except FileExistsError:
-        pass
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise ConfigError(f"{path}: the trajectory scratch directory is not private to this user")

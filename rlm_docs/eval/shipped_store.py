@@ -18,7 +18,6 @@ and a store found already unpacked is used only when every file of the archive i
 the same content (a directory planted at the hash's name is refused, not loaded).
 """
 
-import contextlib
 import fcntl
 import hashlib
 import io
@@ -31,6 +30,7 @@ import time
 from pathlib import Path
 
 from rlm_docs.errors import CorpusError
+from rlm_docs.private_dir import NotPrivate, private_dir
 
 _ROOT = f"rlm-docs-shipped-stores-{os.getuid()}"  # one private directory per user
 _LOCKS = ".locks"
@@ -75,18 +75,10 @@ def unpack_store(archive: bytes, root: str | os.PathLike | None = None) -> str:
 
 
 def _private_dir(path: Path) -> Path:
-    """`path`, made mode 0700 if missing; CorpusError unless it is a real directory owned by
-    this user that no one else may enter."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=0o700)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise CorpusError(
-            f"{path}: not a directory private to this user (owner uid {st.st_uid}, mode "
-            f"{stat.S_IMODE(st.st_mode):o}); shipped stores are not unpacked there"
-        )
-    return path
+    try:
+        return private_dir(path)
+    except NotPrivate as exc:
+        raise CorpusError(f"{exc}; shipped stores are not unpacked there") from None
 
 
 def _lock_fd(path: Path) -> int:
