@@ -368,9 +368,14 @@ class Sandbox:
             raise KeyError(reply.get("message"))
         raise ValueError(f"{reply.get('type')}: {reply.get('message')}")
 
-    def get(self, name: str) -> Any:
-        """A JSON-able copy of variable `name` (KeyError if it is not defined)."""
-        return self._request({"op": "get", "name": name})
+    def get(self, name: str, max_chars: int | None = None) -> Any:
+        """A JSON-able copy of variable `name` (KeyError if it is not defined); with
+        `max_chars`, cut in the worker to that many characters and values (`values.capped`),
+        so a value of any size costs the host no more than the cut copy."""
+        message: dict[str, Any] = {"op": "get", "name": name}
+        if max_chars is not None:
+            message["max_chars"] = max_chars
+        return self._request(message)
 
     def set(self, name: str, value: Any) -> None:
         """Bind a JSON-able `value` to `name` in the sandbox namespace."""

@@ -17,7 +17,7 @@ from rlm_docs.sandbox import confine, protocol
 from rlm_docs.sandbox.output import Output, bounded
 from rlm_docs.sandbox.policy import compile_cell, make_builtins
 from rlm_docs.sandbox.tracebacks import format_exception, format_syntax_error
-from rlm_docs.sandbox.values import check_nesting, describe, to_jsonable
+from rlm_docs.sandbox.values import capped, check_nesting, describe, to_jsonable
 
 
 class HostError(Exception):
@@ -249,7 +249,11 @@ class Worker:
         if op == "get":
             if name not in self.namespace or name.startswith("_"):
                 return {"op": "error", "type": "KeyError", "message": name}
-            return {"op": "value", "value": to_jsonable(self.namespace[name])}
+            value = to_jsonable(self.namespace[name])
+            limit = request.get("max_chars")
+            if type(limit) is int:
+                value = capped(value, limit)
+            return {"op": "value", "value": value}
         if op == "set":
             if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
                 return {
