@@ -275,6 +275,8 @@ class Worker:
         while True:
             request = self.channel.receive()
             confine.set_cell_cpu_limit(self.cpu_s)
+            if type(request.get("memory_mb")) is int:
+                confine.lower_memory(request["memory_mb"])
             self.channel.request_id = request.get("id")
             try:
                 reply = {**self.handle(request), "id": self.channel.request_id}
@@ -304,6 +306,7 @@ def run_worker(read_fd: int, write_fd: int, request: dict[str, Any], preloaded: 
             file_mb=int(limits["max_file_mb"]),
             processes=int(limits["max_processes"]),
             disk_mb=int(limits["max_disk_mb"]),
+            share_mb=int(limits["memory_share_mb"]) if "memory_share_mb" in limits else None,
         )
     except Exception as exc:  # reported to the host, which raises SandboxError
         channel.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})
