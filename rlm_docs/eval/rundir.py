@@ -113,19 +113,22 @@ class EvalRunDir:
         return manifest
 
     def read_results(self) -> dict[str, dict[str, Any]]:
-        """Records by question id; an incomplete or corrupt line is skipped (re-run on resume)."""
+        """Records by question id; an incomplete or corrupt line is skipped (re-run on resume);
+        DatasetError naming the line and field when a record's effort field is not a number
+        (`check_effort`: every report and summary sums them)."""
         records: dict[str, dict[str, Any]] = {}
         if not self.results_path.exists():
             return records
         with open(self.results_path, "rb") as fh:
-            for raw in fh:
+            for number, raw in enumerate(fh, 1):
                 if not raw.endswith(b"\n"):
                     break  # torn tail of a killed run
                 try:
                     record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     continue
                 if isinstance(record, dict) and isinstance(record.get("id"), str):
+                    check_effort(record, f"{self.results_path}:{number}")
                     records.setdefault(record["id"], record)
         return records
 
@@ -283,6 +286,16 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
         "doc_f1": 0.0 if meta.get("has_evidence", True) else None,
         "error_type": "refusal",
     }
+
+
+def check_effort(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """The effort fields of a record; DatasetError naming `where` (file:line) and the field
+    when one is neither a number nor null (reports, summaries and the viewer sum them)."""
+    values = {k: record.get(k) for k in EFFORT_FIELDS}
+    for key, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise DatasetError(f"{where}: field {key!r} must be a number, got {value!r:.60}")
+    return values
 
 
 def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
