@@ -18,6 +18,7 @@ whose columns would expand past `MAX_EXPANSION` times the file's size (and past
 snappy, which never shrinks data by more than about 22x.
 """
 
+import hashlib
 import json
 import multiprocessing as mp
 from collections.abc import Callable, Iterator
@@ -182,6 +183,24 @@ def write_store(path: str | Path, docs: list[Document], manifest: dict | None = 
         meta = {"format": FORMAT, "version": VERSION, **(manifest or {})}
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
     return target
+
+
+def fingerprint(path: str | Path) -> str:
+    """SHA-256 over the store's manifest and tables (the BM25 index derives from them): what a
+    run records of its corpus, so a reader can tell the store now at that path is the same one.
+    CorpusError when `path` is not a readable store."""
+    root = Path(path)
+    read_manifest(root)
+    digest = hashlib.sha256()
+    for name in (MANIFEST, DOCUMENTS, PAGES):
+        digest.update(name.encode() + b"\0")
+        try:
+            with open(root / name, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except OSError as exc:
+            raise CorpusError(f"{root / name}: cannot read ({exc})") from None
+    return digest.hexdigest()
 
 
 def read_manifest(path: Path) -> dict:

@@ -46,6 +46,9 @@ SETTINGS_KEYS = (
     "where",
     "step_limit",
 )
+# The corpus store's content hash (`corpus.store.fingerprint`): a reader of the run (`view`)
+# uses the store at `corpus` only when it still has this hash, and a resume only over it.
+FINGERPRINT = "corpus_sha256"
 MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 
 
@@ -98,13 +101,17 @@ class EvalRunDir:
                     "or choose another --out"
                 )
             old = self.read_manifest()
-            diffs = _differences(old, manifest, SETTINGS_KEYS)
+            keys = [*SETTINGS_KEYS, *([FINGERPRINT] if FINGERPRINT in old else [])]
+            diffs = _differences(old, manifest, keys)
             if diffs:
                 raise ConfigError(
                     f"{self.path}: cannot resume, settings differ from the original run ("
                     + "; ".join(diffs)
                     + ")"
                 )
+            if FINGERPRINT not in old and manifest.get(FINGERPRINT):  # a run made before it
+                old[FINGERPRINT] = manifest[FINGERPRINT]
+                atomic_write_text(self.manifest_path, json.dumps(old, indent=2) + "\n")
             return old
         if self._foreign():
             raise ConfigError(f"{self.path}: directory is not empty and holds no run.json")

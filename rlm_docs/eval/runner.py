@@ -19,6 +19,7 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rlm_docs.corpus import Corpus
+from rlm_docs.corpus.store import fingerprint
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
@@ -91,6 +92,7 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
         "dataset": str(Path(s.dataset).resolve()),
         "dataset_sha256": dataset_hash(s.dataset),
         "corpus": str(Path(s.corpus).resolve()),
+        "corpus_sha256": fingerprint(s.corpus),
         "limit": s.limit,
         "questions": [
             {

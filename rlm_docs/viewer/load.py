@@ -23,7 +23,17 @@ from rlm_docs.viewer.tree import sub_call_tree
 MAX_STRING = 40_000
 # An eval run's results (`EvalRunDir.results_path`), else a plain predictions file beside its logs.
 PREDICTIONS_FILE = "predictions.jsonl"
-RUN_FIELDS = ("system", "model", "sub_model", "judge", "budget", "dataset", "corpus", "started_at")
+RUN_FIELDS = (
+    "system",
+    "model",
+    "sub_model",
+    "judge",
+    "budget",
+    "dataset",
+    "corpus",
+    "corpus_sha256",
+    "started_at",
+)
 SCORE_FIELDS = ("anls", "stage", "judgment", "page_f1", "doc_f1", "error_type", "hop_type")
 
 
