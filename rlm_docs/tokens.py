@@ -31,7 +31,8 @@ def pieces(text: str) -> list[str]:
     """`text` cut inside whitespace runs longer than SPACE_RUN (see the module docstring)."""
     if len(text) <= SPACE_RUN:
         return [text]
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     for m in _LONG_SPACE.finditer(text):
         out.append(text[pos : m.start()])
         out += [text[i : min(i + SPACE_RUN, m.end())] for i in range(m.start(), m.end(), SPACE_RUN)]

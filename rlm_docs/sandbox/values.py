@@ -50,7 +50,7 @@ class _Cap:
                 return value
             return value[:keep] + self.marker(len(value) - keep, "characters")
         if isinstance(value, dict):
-            out = {}
+            out: dict[str, Any] = {}
             for i, (k, v) in enumerate(value.items()):
                 if self.values <= 0:
                     out["..."] = self.marker(len(value) - i, "entries")
@@ -58,7 +58,7 @@ class _Cap:
                 out[k] = self.copy(v)
             return out
         if isinstance(value, list):
-            items = []
+            items: list[Any] = []
             for i, v in enumerate(value):
                 if self.values <= 0:
                     items.append(self.marker(len(value) - i, "items"))
