@@ -108,8 +108,11 @@ def _verify(archive: bytes, target: Path) -> None:
             if not member.isfile():
                 continue
             name = member.name.split("/", 1)[1]
-            want = hashlib.sha256(tar.extractfile(member).read()).digest()  # type: ignore[union-attr]
-            if _digest(target, name) != want:
+            fh = tar.extractfile(member)
+            want = hashlib.sha256()
+            while fh is not None and (chunk := fh.read(_CHUNK)):
+                want.update(chunk)
+            if _digest(target, name) != want.digest():
                 raise CorpusError(
                     f"{target}: {name} differs from the shipped store's; the directory was not "
                     "loaded (remove it to unpack the store again)"
