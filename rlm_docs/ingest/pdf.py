@@ -38,7 +38,6 @@ def read_pdf(path: Path, data: bytes, digest: str, mode: str, warnings: list[str
             warnings.append(f"{exc}; read the PDF locally instead")
     if response is not None:
         pages, reader = ocr_pages(path, response, warnings), "mistral-ocr"
-        check_text(path, pages)
     else:
         if mode == "auto" and not use_mistral:
             warnings.append(
@@ -46,6 +45,7 @@ def read_pdf(path: Path, data: bytes, digest: str, mode: str, warnings: list[str
                 "with local OCR (Tesseract) for pages that have none"
             )
         pages, reader = _local(path, data, digest, warnings)
+    check_text(path, pages)  # OCR text too (the text layer was checked page by page)
     warn_empty_pages(path, pages, warnings)
     return ReadResult([Document(document_name(path), pages, str(path))], reader, warnings)
 
