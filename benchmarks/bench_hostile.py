@@ -1,6 +1,6 @@
 """Hostile model code and files against the host: host CPU, peak RSS, trajectory size, spend.
 
-Each case of issue 11, at the size the security review used, runs in its own child process so
+Each case, at the size the security review used, runs in its own child process so
 its peak RSS is its own (`ru_maxrss`, including the imports every case pays, shown as `base`).
 Host CPU is the child's own user+system time for the case (the sandbox worker's CPU is not
 the host's). Targets: every case under 2 s of host CPU and 200 MB RSS, spend never above budget.
@@ -28,6 +28,17 @@ Cases:
 - `slowloris-320`: `serve` under a 256-file limit, 320 half-open connections, then an
   authenticated request (its wall time, the server's log size, the server's own CPU and RSS
   including its start).
+- `decompose-deep`: cells `x = context[1+1+...2000 terms:5]` and `"not " * 100000` through the
+  engine and the decomposition record (counted in `cells_unanalysed`, never raised).
+- `final-var-200M`: `FINAL_VAR` of a 200,000,000-character string (cut in the worker).
+- `rlm-query-3x100M`: three `rlm_query` children answering 100,000,000 characters each.
+- `pdf-shared-10x5M`: a ~20 KB PDF whose 10 pages share one 5,000,000-character stream.
+- `store-bomb-200M`: `Corpus.load` of a pages.parquet holding one 200,000,000-character page
+  (written by a separate process, outside the figures; the file grows ~1 byte per 30,000
+  characters, so the review's 1e9-character page fits in ~32 KB).
+- `cite-20k`: 20,000 distinct `cite()` calls on a 20,000-page corpus, then the citation check.
+- `spaces-1.2M`: token count of a page of 1,200,000 spaces.
+- `view-deep`: `view` of a trajectory whose child runs nest 10,000 deep (a 4 MB line).
 
 Run: `python benchmarks/bench_hostile.py [--case NAME]` (RLM_DOCS_HOME is used for the sandbox
 fork server cache). Figures measured on a loaded machine are noisy: CPU times are the stable part.
@@ -313,6 +324,123 @@ def case_slowloris(tmp: Path) -> dict:
     }
 
 
+def case_decompose_deep(tmp: Path) -> dict:
+    from rlm_docs.corpus import Corpus
+    from rlm_docs.eval.decomposition import decompose
+    from rlm_docs.governor import Budget
+
+    slice_code = "x = context[" + "+".join(["1"] * 2000) + ":5]"
+    not_code = "x = " + "not " * 100_000 + "1"
+    replies = [repl(slice_code), repl(not_code), "FINAL(x)", "{}"]
+    figures = run_engine(replies, Budget(), tmp)
+    from rlm_docs.engine.trajectory import load_trajectory
+
+    traj = load_trajectory(next((tmp / "runs").glob("*.jsonl")))
+    cpu = time.process_time()
+    record = decompose(traj, [], Corpus.load(tmp / "store"))
+    figures["cpu_s"] += time.process_time() - cpu
+    figures["note"] = f"{record['cells_unanalysed']} of {record['cells']} cells unanalysed"
+    return figures
+
+
+def case_final_var(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    return run_engine([repl("big = 'x' * 200000000") + "\nFINAL_VAR(big)", "{}"], Budget(), tmp)
+
+
+def case_rlm_query_children(tmp: Path) -> dict:
+    from rlm_docs.governor import Budget
+
+    def reply(messages: list[dict]) -> str:
+        if "sub question" in messages[1]["content"]:
+            return repl("big = 'y' * 100000000") + "\nFINAL_VAR(big)"
+        if any(m["role"] == "assistant" for m in messages):
+            return 'FINAL({"answer": ["x"], "citations": []})'
+        return repl("\n".join(f"a{i} = rlm_query('sub question')" for i in range(3)))
+
+    return run_engine([reply] * 20, Budget(), tmp)
+
+
+def case_pdf_shared(tmp: Path) -> dict:
+    from rlm_docs.errors import IngestError
+    from rlm_docs.ingest import Options, read_source
+    from tests.fixtures.ingest.pdf import shared_stream_pdf
+
+    f = tmp / "bomb.pdf"
+    f.write_bytes(shared_stream_pdf(10, 5_000_000))
+    cpu = time.process_time()
+    try:
+        read_source(f, f.read_bytes(), "0" * 64, Options(ocr="local"))
+        note = "read (not refused)"
+    except IngestError as exc:
+        note = str(exc).split(": ", 1)[1][:60]
+    return {"cpu_s": time.process_time() - cpu, "note": f"{f.stat().st_size:,} B file; {note}"}
+
+
+def case_store_bomb(tmp: Path) -> dict:
+    from rlm_docs.corpus import Corpus
+    from rlm_docs.corpus.store import PAGES
+    from rlm_docs.errors import CorpusError
+
+    path = store(tmp)
+    make = (
+        "import sys, pyarrow as pa, pyarrow.parquet as pq\n"
+        "from rlm_docs.corpus.store import PAGES_SCHEMA\n"
+        "n = 200_000_000\n"
+        "cols = [pa.array([0], pa.int32()), pa.array([1], pa.int32()),"
+        " pa.array(['a' * n], pa.large_string()), pa.array([n], pa.int32()),"
+        " pa.array([1], pa.int32())]\n"
+        "pq.write_table(pa.table(cols, schema=PAGES_SCHEMA), sys.argv[1], compression='zstd')\n"
+    )
+    subprocess.run([sys.executable, "-c", make, str(path / PAGES)], check=True)
+    cpu = time.process_time()
+    try:
+        Corpus.load(path)
+        note = "loaded (not refused)"
+    except CorpusError as exc:
+        note = str(exc).split(": ", 1)[1][:50]
+    size = (path / PAGES).stat().st_size
+    return {"cpu_s": time.process_time() - cpu, "note": f"{size:,} B pages.parquet; {note}"}
+
+
+def case_cite(tmp: Path) -> dict:
+    from rlm_docs.corpus import Corpus
+    from rlm_docs.engine.citation_check import validate
+    from rlm_docs.engine.host_functions import HostFunctions
+    from rlm_docs.governor import Governor
+    from rlm_docs.models import make_client
+
+    corpus = Corpus.from_documents({"book": [f"page {i}" for i in range(20_000)]})
+    host = HostFunctions(Governor(), make_client("offline"), corpus=corpus)
+    cpu = time.process_time()
+    for page in range(1, 20_001):
+        host.cite("book", page)
+    valid, _ = validate(corpus, host.cited + host.cited)
+    return {"cpu_s": time.process_time() - cpu, "note": f"{len(valid):,} citations kept"}
+
+
+def case_spaces(tmp: Path) -> dict:
+    from rlm_docs.tokens import count_tokens
+
+    return timed(count_tokens, "a" + " " * 1_200_000 + "b")
+
+
+def case_view_deep(tmp: Path) -> dict:
+    from rlm_docs.cli import main
+
+    meta = json.dumps({"type": "metadata", "format": "rlm-docs.trajectory", "version": 2})
+    turn = '{"type": "iteration", "iteration": 1, "prompt": [], "response": "r", "code_blocks": '
+    call = '[{"code": "x", "result": {"stdout": "", "rlm_calls": [{"kind": "rlm_query", '
+    head = turn + call + '"prompt": "p", "response": "a", "children": [' + meta + ", "
+    tail = ', {"type": "result", "answer": "a"}]}]}}]}'
+    log = tmp / "deep.jsonl"
+    log.write_text(meta + "\n" + head * 10_000 + turn + "[]}" + tail * 10_000 + "\n")
+    cpu = time.process_time()
+    code = main(["view", str(log), "--out", str(tmp / "v.html")])
+    return {"cpu_s": time.process_time() - cpu, "note": f"exit {code}"}
+
+
 CASES = {
     "final-answer": case_final_answer,
     "citation-word": case_citation_word,
@@ -331,6 +459,14 @@ CASES = {
     "question-60k": case_question_60k,
     "serve-bodies": case_serve_bodies,
     "slowloris-320": case_slowloris,
+    "decompose-deep": case_decompose_deep,
+    "final-var-200M": case_final_var,
+    "rlm-query-3x100M": case_rlm_query_children,
+    "pdf-shared-10x5M": case_pdf_shared,
+    "store-bomb-200M": case_store_bomb,
+    "cite-20k": case_cite,
+    "spaces-1.2M": case_spaces,
+    "view-deep": case_view_deep,
 }
 
 

@@ -1,6 +1,7 @@
 """Reading JSONL files written by rlm-docs (results, predictions, trajectories) strictly.
 
-Bad input is a `DatasetError` naming the file and line, never a traceback. `torn_tail_ok` drops
+Bad input is a `DatasetError` naming the file and line, never a traceback (JSON nested deeper
+than Python's decoder can recurse included). `torn_tail_ok` drops
 an unparsable last line with no newline, which an eval run that is still writing (or was killed
 mid-write) leaves behind; `--resume` re-runs that question.
 """
@@ -40,6 +41,8 @@ def numbered_jsonl(path: Path, *, torn_tail_ok: bool = False) -> list[tuple[int,
             if torn_tail_ok and number == len(lines) and not text.endswith("\n"):
                 break
             raise DatasetError(f"{path}:{number}: invalid JSON ({json_error(exc)})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}:{number}: JSON nested too deeply to read") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{path}:{number}: expected a JSON object")
         records.append((number, record))

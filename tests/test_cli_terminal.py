@@ -75,3 +75,45 @@ def test_error_lines_are_sanitized_too(tmp_path, capsys) -> None:
     assert main(["corpus", "info", str(tmp_path / f"no{ESC}]0;owned{ESC}\\store")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rlm-docs corpus info: error:") and "nostore" in err and ESC not in err
+
+
+LINKED = "[link=https:evil.example]3M_2018_10K"
+
+
+def printable(text: str) -> bool:
+    return not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+def test_names_are_shown_as_written_never_parsed_as_markup(tmp_path, capsys) -> None:
+    docs = {LINKED: ["Budget was $12 million."], f"memo{ESC}]8;;http://evil.example/{ESC}\\": ["x"]}
+    store = Corpus.from_documents(docs).save(tmp_path / f"[bold]store{ESC}]0;t{ESC}\\")
+    assert main(["corpus", "info", str(store)]) == 0
+    info = capsys.readouterr().out
+    assert LINKED in info and "[bold]store" in info and printable(info)
+    assert main(["corpus", "search", str(store), "budget"]) == 0
+    found = capsys.readouterr().out
+    assert f"1. {LINKED} p.1" in found and printable(found)
+
+
+def test_eval_unknown_document_warning_is_sanitised(tmp_path, monkeypatch, capsys) -> None:
+    from tests.fixtures.eval.support import build_store, fake_model
+    from tests.servers.chat import ChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
+    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
+    question = {
+        "id": f"q{ESC}]0;pwned{ESC}\\1",
+        "question": "What was Acme revenue for fiscal 2022?",
+        "answer_variants": [["$4.2 billion"]],
+        "evidence": [{"document": f"{LINKED}{ESC}]8;;http://evil.example/{ESC}\\", "page": 1}],
+    }
+    dataset = tmp_path / "questions.jsonl"
+    dataset.write_text(json.dumps(question) + "\n")
+    store = build_store(tmp_path / "store")
+    with ChatServer(reply=fake_model) as srv:
+        argv = ["eval", "--dataset", str(dataset), "--corpus", str(store), "--no-progress"]
+        argv += ["--system", "static-rag", "--model", f"openai:fake@{srv.base_url}"]
+        assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 question(s)" in err and LINKED in err and printable(err)

@@ -85,6 +85,7 @@ def test_known_structure_gives_exact_figures(store, corpus):
         "cells": 3,
         "cell_errors": 1,
         "restarts": 0,
+        "cells_unanalysed": 0,
         "strategies": ["context-slicing", "chunked-map", "recursive"],
     }
     assert record["sub_call_tokens"] > 0

@@ -98,3 +98,63 @@ def test_a_missing_store_is_named(tmp_path):
 def test_every_http_backend_key_is_treated_as_a_secret():
     keys = {importlib.import_module(m).ENV_KEY for m, _ in _HTTP_BACKENDS.values()}
     assert keys == set(SECRET_ENV)
+
+
+def _base(node: Path) -> Path:
+    return node / shipped_store._ROOT
+
+
+def test_a_store_directory_others_can_enter_is_refused(tmp_path):
+    archive = pack_store(build_store(tmp_path / "store"))
+    base = _base(tmp_path / "node")
+    base.mkdir(parents=True, mode=0o777)
+    base.chmod(0o777)
+    with pytest.raises(CorpusError, match=r"not a directory private to this user .*mode 777"):
+        unpack_store(archive, root=tmp_path / "node")
+    base.chmod(0o700)
+    os.chown(base, 65534, -1)  # another user's (the tests may run as root)
+    if os.stat(base).st_uid == 65534:
+        with pytest.raises(CorpusError, match="owner uid 65534"):
+            unpack_store(archive, root=tmp_path / "node")
+
+
+def test_planted_lock_links_are_never_followed(tmp_path):
+    archive = pack_store(build_store(tmp_path / "store"))
+    node = tmp_path / "node"
+    mine = Path(unpack_store(archive, root=node))
+    locks = _base(node) / ".locks"
+    # an old store whose lock file is a link to a path the planter wants created
+    old = _base(node) / ("0" * 32)
+    old.mkdir()
+    _age(old, 2)
+    (locks / old.name).symlink_to(tmp_path / "victim")
+    assert shipped_store.prune_stores(_base(node)) == []
+    assert not (tmp_path / "victim").exists() and old.is_dir()
+    # a fresh archive whose lock file is planted as a link is refused, creating nothing
+    other = build_store(tmp_path / "other")
+    (other / "label").write_text("other")
+    archive = pack_store(other)
+    name = shipped_store.hashlib.sha256(archive).hexdigest()[:32]
+    (locks / name).symlink_to(tmp_path / "victim2")
+    with pytest.raises(CorpusError, match="cannot open the store's lock file"):
+        unpack_store(archive, root=node)
+    assert not (tmp_path / "victim2").exists() and mine.is_dir()
+
+
+def test_a_directory_planted_at_the_hash_name_is_not_loaded(tmp_path):
+    store = build_store(tmp_path / "store")
+    archive = pack_store(store)
+    node = tmp_path / "node"
+    name = shipped_store.hashlib.sha256(archive).hexdigest()[:32]
+    planted = _base(node) / name
+    planted.parent.mkdir(parents=True, mode=0o700)
+    planted.parent.chmod(0o700)
+    fake = Corpus.from_documents({"planted": ["Text the planter wants read."]}).save(planted)
+    with pytest.raises(CorpusError, match=f"{name}: .* differs from the shipped store's"):
+        unpack_store(archive, root=node)
+    # the genuine store, once unpacked, is verified and reused
+    fake_files = sorted(p.name for p in fake.iterdir())
+    shipped_store.shutil.rmtree(planted)
+    assert Path(unpack_store(archive, root=node)) == planted and fake_files
+    assert Path(unpack_store(archive, root=node)) == planted
+    assert Corpus.load(planted).names == Corpus.load(store).names

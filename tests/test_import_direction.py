@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "python_ast",
         "data_sets",
         "answer_record",
+        "private_dir",
         "linear_regex",
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),

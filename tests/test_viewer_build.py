@@ -8,10 +8,12 @@ import pytest
 
 from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
+from rlm_docs.corpus.store import fingerprint
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, Metadata, Result, SubCall, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.errors import DatasetError
+from rlm_docs.governor import Budget
 from rlm_docs.viewer import build_html, load_source, write_viewer
 from rlm_docs.viewer.load import MAX_STRING
 
@@ -334,6 +336,50 @@ def test_real_eval_run_directory(tmp_path):
         assert q["citations"] and all("snippet" in c for c in q["citations"])
     assert "6.73 billion" in by_id["b"]["citations"][0]["snippet"]
     assert data["summary"]["correct"] == sum(r["correct"] for r in results.values())
+
+
+def test_a_run_json_naming_another_store_does_not_pull_its_pages(tmp_path, capsys):
+    run_dir = make_eval_run(tmp_path)
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["corpus_sha256"] == fingerprint(tmp_path / "store")
+    secret = "The private merger closes on 3 March; page 2 of AMD_2019_10K says so."
+    private = Corpus.from_documents({"3M_2018_10K": ["x", secret], "AMD_2019_10K": [secret]}).save(
+        tmp_path / "private"
+    )
+    # someone else's run directory whose run.json names a store of this machine
+    (run_dir / "run.json").write_text(json.dumps(manifest | {"corpus": str(private)}))
+    html = write_viewer(run_dir, tmp_path / "v.html").read_text()
+    cited = [c for q in embedded_data(html)["questions"] for c in q["citations"]]
+    assert "private merger" not in html and cited and not any("snippet" in c for c in cited)
+    # a run that recorded no fingerprint: its corpus (here the genuine one) is not used either
+    del manifest["corpus_sha256"]
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    html = write_viewer(run_dir, tmp_path / "w.html").read_text()
+    cited = [c for q in embedded_data(html)["questions"] for c in q["citations"]]
+    assert cited and not any("snippet" in c for c in cited)
+    # the store the user names is used
+    assert (
+        main(["view", str(run_dir), "--out", str(tmp_path / "x.html"), "--corpus", str(private)])
+        == 0
+    )
+    assert "private merger" in (tmp_path / "x.html").read_text()
+
+
+def test_resuming_a_run_without_a_fingerprint_records_one(tmp_path):
+    from rlm_docs.eval.runner import EvalSettings, run_eval
+
+    run_dir = make_eval_run(tmp_path)
+    manifest = json.loads((run_dir / "run.json").read_text())
+    del manifest["corpus_sha256"]
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    settings = EvalSettings(
+        dataset=tmp_path / "questions.jsonl", corpus=tmp_path / "store", system="rlm",
+        model="offline", out=run_dir, budget=Budget(max_steps=4), workers=1, progress=False,
+        resume=True,
+    )  # fmt: skip
+    run_eval(settings)
+    recorded = json.loads((run_dir / "run.json").read_text())["corpus_sha256"]
+    assert recorded == fingerprint(tmp_path / "store")
 
 
 def test_api_keys_in_old_logs_are_masked(tmp_path, monkeypatch):

@@ -206,7 +206,7 @@ def print_turn(depth: int, record: Iteration) -> None:
     each sub-call's prompt and reply (clipped); child runs print their own turns."""
     from rich.markup import escape
 
-    from rlm_docs.cli.console import console
+    from rlm_docs.terminal_text import console
 
     err = console(stderr=True)
     where = f" (child run, depth {depth})" if depth else ""
@@ -236,7 +236,7 @@ def print_turn(depth: int, record: Iteration) -> None:
 def _print(pred: Any) -> None:
     from rich.markup import escape
 
-    from rlm_docs.cli.console import console
+    from rlm_docs.terminal_text import console
 
     out = console()
     answers = "; ".join(pred.answer) if pred.answer else "(no answer)"

@@ -3,9 +3,8 @@
 import argparse
 import sys
 
-from rlm_docs.cli.console import console
 from rlm_docs.number_flags import plural, positive_int
-from rlm_docs.terminal_text import json_text, sanitize
+from rlm_docs.terminal_text import console, json_text, sanitize
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from rlm_docs.corpus import Corpus
@@ -61,11 +61,11 @@ def run_info(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    table = Table(title=str(corpus.path))
+    table = Table(title=escape(str(corpus.path)))
     for col in ("document", "pages", "chars", "tokens"):
         table.add_column(col, justify="left" if col == "document" else "right")
     for d in docs:
-        table.add_row(sanitize(d.name), f"{d.num_pages:,}", f"{d.chars:,}", f"{d.tokens:,}")
+        table.add_row(escape(d.name), f"{d.num_pages:,}", f"{d.chars:,}", f"{d.tokens:,}")
     table.add_section()
     table.add_row(
         f"total ({plural(totals['documents'], 'document')})",
@@ -89,6 +89,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from rlm_docs.corpus import Corpus
     from rlm_docs.corpus.select import select
     from rlm_docs.ingest.demo import resolve_store
@@ -105,7 +107,7 @@ def run_search(args: argparse.Namespace) -> int:
     if not hits:
         out.print("no matching pages")
     for rank, h in enumerate(hits, 1):
-        out.print(f"[bold]{rank}. {h.document} p.{h.page}[/] [dim]({h.score:.2f})[/]")
+        out.print(f"[bold]{rank}. {escape(h.document)} p.{h.page}[/] [dim]({h.score:.2f})[/]")
         if h.title:
             out.print(f"   [{h.title}]", markup=False)
         out.print(f"   {h.snippet}", markup=False)

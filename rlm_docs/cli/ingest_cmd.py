@@ -7,10 +7,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.cli.console import console
 from rlm_docs.ingest.formats import FORMATS, OCR_MODES
 from rlm_docs.number_flags import plural
-from rlm_docs.terminal_text import json_text
+from rlm_docs.terminal_text import console, json_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -10,8 +10,15 @@ Layout:
 
 Everything is written into `rlm_docs.atomic.atomic_directory`, so a failed write leaves the
 previous store untouched and readers never see a mix of old and new files.
+
+A store is read from its Parquet footer first: a crafted 32 KB `pages.parquet` can hold one
+1,000,000,000-character page (compression squeezes repetition to almost nothing), so a table
+whose columns would expand past `MAX_EXPANSION` times the file's size (and past
+`EXPANSION_FLOOR` bytes) is refused before anything is decompressed. Stores written here use
+snappy, which never shrinks data by more than about 22x.
 """
 
+import hashlib
 import json
 import multiprocessing as mp
 from collections.abc import Callable, Iterator
@@ -34,6 +41,8 @@ PAGES = "pages.parquet"
 BM25_DIR = "bm25"
 TOKEN_CHUNK = 2048  # pages per token-counting batch
 PARALLEL_MIN_CHARS = 2_000_000  # smaller corpora index in-process (a fork costs more)
+MAX_EXPANSION = 100  # uncompressed bytes per byte of a table file, at most
+EXPANSION_FLOOR = 16 * 1024 * 1024  # tables expanding to less are read whatever their ratio
 
 DOCUMENTS_SCHEMA = pa.schema(
     [
@@ -176,6 +185,24 @@ def write_store(path: str | Path, docs: list[Document], manifest: dict | None = 
     return target
 
 
+def fingerprint(path: str | Path) -> str:
+    """SHA-256 over the store's manifest and tables (the BM25 index derives from them): what a
+    run records of its corpus, so a reader can tell the store now at that path is the same one.
+    CorpusError when `path` is not a readable store."""
+    root = Path(path)
+    read_manifest(root)
+    digest = hashlib.sha256()
+    for name in (MANIFEST, DOCUMENTS, PAGES):
+        digest.update(name.encode() + b"\0")
+        try:
+            with open(root / name, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except OSError as exc:
+            raise CorpusError(f"{root / name}: cannot read ({exc})") from None
+    return digest.hexdigest()
+
+
 def read_manifest(path: Path) -> dict:
     """The manifest of the store at `path`; CorpusError if `path` is not a store."""
     file = path / MANIFEST
@@ -197,12 +224,36 @@ def read_manifest(path: Path) -> dict:
     return meta
 
 
+def check_expansion(file: Path) -> None:
+    """CorpusError when `file`'s footer says its columns expand past `MAX_EXPANSION` times its
+    size (and past `EXPANSION_FLOOR`): a decompression bomb, refused before reading it."""
+    meta = pq.ParquetFile(file, memory_map=True).metadata
+    sizes: dict[str, int] = {}
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            column = group.column(c)
+            sizes[column.path_in_schema] = (
+                sizes.get(column.path_in_schema, 0) + column.total_uncompressed_size
+            )
+    total, size = sum(sizes.values()), file.stat().st_size
+    if total > max(EXPANSION_FLOOR, MAX_EXPANSION * size):
+        column = max(sizes, key=lambda k: sizes[k])
+        raise CorpusError(
+            f"{file}: its columns expand to {total:,} bytes ({column}: {sizes[column]:,}) from "
+            f"a {size:,}-byte file, over {MAX_EXPANSION}x; refused unread (not a store rlm-docs "
+            "wrote)"
+        )
+
+
 def read_tables(path: Path) -> tuple[pa.Table, pa.Table]:
-    """The documents and pages tables, memory-mapped; CorpusError naming the bad file."""
+    """The documents and pages tables, memory-mapped, each checked for its expansion first
+    (`check_expansion`); CorpusError naming the bad file."""
     out = []
     for name, schema in ((DOCUMENTS, DOCUMENTS_SCHEMA), (PAGES, PAGES_SCHEMA)):
         file = path / name
         try:
+            check_expansion(file)
             table = pq.read_table(file, memory_map=True)
         except (OSError, pa.ArrowException) as exc:
             raise CorpusError(f"{file}: cannot read corpus table ({exc})") from None

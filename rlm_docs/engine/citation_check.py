@@ -14,6 +14,7 @@ MAX_FALLBACK_PAGES = 5
 def validate(corpus: Any, citations: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
     """(valid, rejected): valid ones normalised to `{file: corpus name, page: int}`, deduped."""
     valid: list[dict[str, Any]] = []
+    kept: set[tuple[str, int]] = set()  # `valid` as keys, so the check stays linear
     rejected: list[dict[str, Any]] = []
     for item in citations:
         name = corpus.resolve(str(item.get("file", ""))) if corpus is not None else None
@@ -24,9 +25,9 @@ def validate(corpus: Any, citations: list[dict[str, Any]]) -> tuple[list[dict], 
         if name is None or not 1 <= page <= corpus.num_pages(name):
             rejected.append(dict(item))
             continue
-        entry = {"file": name, "page": page}
-        if entry not in valid:
-            valid.append(entry)
+        if (name, page) not in kept:
+            kept.add((name, page))
+            valid.append({"file": name, "page": page})
     return valid, rejected
 
 

@@ -84,6 +84,7 @@ class HostFunctions:
         self.batches = 0  # llm_query_batched calls so far (numbers each batch's members)
         self.block_batches: list[list[int]] = []  # [number, size] of the block's batches
         self.cited: list[dict[str, Any]] = []
+        self._cited: set[tuple[str, int]] = set()  # `cited` as keys: a cite is O(1), not O(n)
         self._lock = threading.Lock()
 
     def functions(self) -> dict[str, Callable[..., Any]]:
@@ -254,8 +255,8 @@ class HostFunctions:
         pages = self.corpus.num_pages(name)
         if not 1 <= page <= pages:
             raise CorpusError(f"cite: {name} has pages 1..{pages}, not {page}")
-        entry = {"file": name, "page": page}
         with self._lock:
-            if entry not in self.cited:
-                self.cited.append(entry)
+            if (name, page) not in self._cited:
+                self._cited.add((name, page))
+                self.cited.append({"file": name, "page": page})
         return f"cited {name} p.{page}"

@@ -19,6 +19,12 @@ last step for it, so a child never takes more root turns than its share. Under a
 top-level run keeps the last FORCED_WALL_SHARE of it for the forced turn: no new turn starts,
 and cells stop, once only that share is left.
 
+A final value crosses from the sandbox to the host cut to MAX_ANSWER_CHARS (in the worker, by
+`Sandbox.get(max_chars=...)`: the `answer` dict, FINAL_VAR, and so every child's answer to its
+parent's `rlm_query`; FINAL(text) is cut the same way on the host). Each cut is marked in the
+text with how much was left out, which is how a parent model learns its child's answer was cut.
+Without the cap, a 200,000,000-character FINAL_VAR cost the host 1.1 GB and a 400 MB trajectory.
+
 A child run (`rlm_query`) is the same loop one level deeper with its own sandbox and governor.
 A child that cannot pay for its first call is refused before its sandbox starts, and the
 parent's `rlm_query` raises that `BudgetExceeded`. Model-side failures of any kind (a value
@@ -50,12 +56,15 @@ from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
 from rlm_docs.sandbox import Limits, Sandbox
 from rlm_docs.sandbox.output import bounded
+from rlm_docs.sandbox.values import capped
 
 # The REPL's `answer` dict: the answer record's fields (`rlm_docs.answer_record`) and `ready`.
 EMPTY_ANSWER = {"values": [], "explanation": "", "caveat": "", "ready": False}
 FORCED_WALL_SHARE = 0.1  # of the top-level run's wall budget, kept for the forced turn
 # How much of the answer a confirmation turn quotes back.
 CONFIRM_CHARS = 2_000
+# Characters (and values) of a final answer the host takes from the sandbox (docs/limits.md).
+MAX_ANSWER_CHARS = 100_000
 
 
 @dataclass
@@ -321,8 +330,8 @@ class TurnLoop:
         snippet may be enough, but the model should know it has not seen the page)."""
         if not new:
             return ""
-        read = self._pages_read(sb)
-        unread = [c for c in new if c not in read]
+        read = {(doc, page) for doc, page in sb.pages_read()}
+        unread = [c for c in new if (c["file"], c["page"]) not in read]
         if not unread:
             return ""
         pages = ", ".join(f"{c['file']} p.{c['page']}" for c in unread)
@@ -334,7 +343,7 @@ class TurnLoop:
     def _ready_answer(self, sb: Sandbox) -> tuple[bool, Any, str | None]:
         """(ready, content, problem) of the `answer` dict."""
         try:
-            answer = sb.get("answer") if self._binds("answer") else None
+            answer = sb.get("answer", MAX_ANSWER_CHARS) if self._binds("answer") else None
         except KeyError:
             return False, None, None
         except ValueError as exc:  # e.g. nested too deeply to copy
@@ -349,9 +358,9 @@ class TurnLoop:
         if final is None:
             return False, None, None
         if final.kind == "text":
-            return True, final.value, None
+            return True, capped(final.value, MAX_ANSWER_CHARS), None
         try:
-            return True, sb.get(final.value), None
+            return True, sb.get(final.value, MAX_ANSWER_CHARS), None
         except ValueError as exc:
             return False, None, f"FINAL_VAR({final.value}): the value cannot be read ({exc})."
         except KeyError:

@@ -13,6 +13,12 @@ kept in its `extra` and written back after the known ones, so nothing is lost in
 field marked `optional` is left out of `to_dict` while it holds its default, as version 1 did
 (`confirmation` only on confirmation turns, `error` only on failed calls, ...).
 Field order is the order the engine has always written, so do not reorder the fields.
+
+A long answer is written once: a run's final answer appears as its last iteration's
+`final_answer`, again as its result's `answer`/`raw_answer`, and again as the `response` of the
+parent's `rlm_query`. Copies of at least `SHARED_MIN_CHARS` characters are written as null, with
+`same_as` naming where the text is (`{"answer": "final_answer"}` on a result,
+`{"response": "child answer"}` on a sub-call), and restored on reading.
 """
 
 from collections.abc import Callable, Iterator
@@ -23,6 +29,12 @@ from rlm_docs.errors import DatasetError
 
 FORMAT = "rlm-docs.trajectory"
 VERSION = 2
+SHARED_MIN_CHARS = 1_000  # a copy at least this long is written once (see the docstring)
+CHILD_ANSWER = "child answer"
+
+
+def _long_copy(value: Any, of: Any) -> bool:
+    return isinstance(value, str) and len(value) >= SHARED_MIN_CHARS and value == of
 
 
 def _optional(default: Any = None, **meta: Any) -> Any:
@@ -208,6 +220,25 @@ class SubCall(Record):
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys not listed above."""
 
+    def _child_answer(self) -> Any:
+        result = self.child.result if self.child is not None else None
+        return result.answer if result is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record, with a response that repeats the child's answer written once."""
+        out = super().to_dict()
+        if _long_copy(self.response, self._child_answer()):
+            out["response"], out["same_as"] = None, {"response": CHILD_ANSWER}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        call = super().from_dict(data)
+        if call.extra.get("same_as") == {"response": CHILD_ANSWER}:
+            del call.extra["same_as"]
+            call.response = call._child_answer()
+        return call
+
 
 @dataclass
 class CellResult(Record):
@@ -362,10 +393,24 @@ class Trajectory:
     result: Result | None = None
     """The last record; None while the run is going or when it was cut short."""
 
+    def _final_answer(self) -> Any:
+        return self.iterations[-1].final_answer if self.iterations else None
+
     def to_records(self) -> list[dict[str, Any]]:
-        """The records as JSON-able dicts, in file order."""
+        """The records as JSON-able dicts, in file order (a result's answer that repeats the
+        last iteration's `final_answer` written once)."""
         records = [self.metadata.to_dict()] + [it.to_dict() for it in self.iterations]
-        return records + ([self.result.to_dict()] if self.result is not None else [])
+        if self.result is None:
+            return records
+        result = self.result.to_dict()
+        same = {
+            k: "final_answer"
+            for k in ("answer", "raw_answer")
+            if _long_copy(result.get(k), self._final_answer())
+        }
+        if same:
+            result |= dict.fromkeys(same) | {"same_as": same}
+        return [*records, result]
 
     @classmethod
     def from_records(cls, records: list[dict[str, Any]]) -> "Trajectory":
@@ -382,6 +427,12 @@ class Trajectory:
                 traj.iterations.append(Iteration.from_dict(record))
             elif kind == Result.TYPE:
                 traj.result = Result.from_dict(record)
+                same = traj.result.extra.get("same_as")
+                if isinstance(same, dict) and set(same.values()) == {"final_answer"}:
+                    del traj.result.extra["same_as"]
+                    for key in same:
+                        if key in ("answer", "raw_answer"):
+                            setattr(traj.result, key, traj._final_answer())
         for call in traj.own_sub_calls():  # version 1 did not record the caller's depth
             if call.depth is None:
                 call.depth = traj.metadata.depth

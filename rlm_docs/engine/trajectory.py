@@ -132,14 +132,37 @@ def write_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> Pat
     return Path(path)
 
 
+MAX_CHILD_DEPTH = 32  # nested child runs a trajectory may hold (readers recurse through them)
+
+
 def load_trajectory(path: str | os.PathLike) -> Trajectory:
     """The one reader of trajectory files (version 1 or 2) as typed records; DatasetError
-    naming the file (and line) when it is not a readable trajectory."""
+    naming the file (and line) when it is not a readable trajectory (a crafted one nesting
+    child runs hundreds deep included)."""
     records = read_jsonl(Path(path))
     try:
-        return Trajectory.from_records(records)
+        traj = Trajectory.from_records(records)
     except DatasetError as exc:
         raise DatasetError(f"{path}: {exc}") from None
+    except RecursionError:  # child runs nested past what a real run's max_depth allows
+        raise DatasetError(f"{path}: child runs are nested too deeply to read") from None
+    depth = _child_depth(traj)
+    if depth > MAX_CHILD_DEPTH:
+        raise DatasetError(
+            f"{path}: child runs are nested {depth} deep, more than the {MAX_CHILD_DEPTH} "
+            "a trajectory may hold"
+        )
+    return traj
+
+
+def _child_depth(traj: Trajectory) -> int:
+    """How deep `traj`'s child runs nest (0: none), without recursion."""
+    deepest, stack = 0, [(traj, 0)]
+    while stack:
+        run, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack += [(c.child, depth + 1) for c in run.own_sub_calls() if c.child is not None]
+    return deepest
 
 
 KEEP_TRAJECTORIES = 100

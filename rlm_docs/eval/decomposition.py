@@ -33,6 +33,11 @@ Fields (`FIELDS`), all counted over the root run and every child run:
   seed index would cost memory on every eval) and such runs count only what the code shows.
 - `cells`, `cell_errors`, `restarts`: code cells run, those that raised, those after which the
   sandbox was restarted (0 for the baselines, which run no model code).
+- `cells_unanalysed`: cells whose code is too deeply nested to analyse (the parser runs out of
+  recursion or memory, or a slice bound nests past `MAX_BOUND_DEPTH`). Model code is hostile
+  and the record must never fail its question, so such a cell counts as using `context` in
+  ways the code does not show (the text that reached a model is aligned instead) and its
+  helper calls and slices are not seen.
 - `strategies`: tags by these rules (a run can have several), checked on the code of every
   cell (root and child runs) and the recorded calls:
   - `search-first`: the first corpus helper the code calls (cells in order, calls in source
@@ -80,6 +85,7 @@ FIELDS = (
     "cells",
     "cell_errors",
     "restarts",
+    "cells_unanalysed",
     "strategies",
 )
 STRATEGIES = (
@@ -98,6 +104,7 @@ BASELINES = ("bm25-agent", "static-rag", "long-context", "map-reduce")
 MATCH_CHARS = 32  # shorter runs ("Total", a bare number) say nothing about where they came from
 MATCH_LIMIT = 8_000_000  # rendered characters above which text is not aligned to the corpus
 _SEED = 16  # characters of a seed window
+MAX_BOUND_DEPTH = 100  # nesting of a slice bound's expression past which it is not evaluated
 
 
 class _Pages:
@@ -255,24 +262,31 @@ def _prompt_chars(call: SubCall) -> int:
     return call.prompt_chars if call.prompt_chars is not None else len(call.prompt or "")
 
 
+class _TooDeep(Exception):
+    """A slice bound nested past `MAX_BOUND_DEPTH`."""
+
+
 class _Const:
     """The value of a slice bound built from int constants, `len(context)`, + - * //."""
 
     def __init__(self, length: int) -> None:
         self.length = length
 
-    def value(self, node: ast.AST | None) -> int | None:
+    def value(self, node: ast.AST | None, depth: int = 0) -> int | None:
+        """The bound's value; None when it is not constant; `_TooDeep` past the depth limit."""
         if node is None:
             return None
+        if depth > MAX_BOUND_DEPTH:
+            raise _TooDeep
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = self.value(node.operand)
+            inner = self.value(node.operand, depth + 1)
             return None if inner is None else -inner
         if isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1:
             return self.length if _name(node.args[0]) == "context" else None
         if isinstance(node, ast.BinOp):
-            a, b = self.value(node.left), self.value(node.right)
+            a, b = self.value(node.left, depth + 1), self.value(node.right, depth + 1)
             if a is None or b is None:
                 return None
             ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
@@ -303,15 +317,25 @@ class _Code:
         self.helpers: list[str] = []  # corpus helpers called, cells in order, source order
         self.slices = 0
         self.untraced = False  # `context` used other than by constant slices and len(context)
+        self.unanalysed = 0  # cells too deeply nested to analyse
 
     def add(self, code: str, context_chars: int | None) -> list[tuple[int, int]]:
         """Note a cell's helper calls and slices; the `(start, stop)` of its slices of
-        `context` whose bounds are constants (none when `context_chars` is None)."""
+        `context` whose bounds are constants (none when `context_chars` is None). A cell too
+        deeply nested to analyse counts in `unanalysed` and as untraced use of `context`."""
+        try:
+            return self._add(code, context_chars)
+        except (RecursionError, MemoryError, _TooDeep):
+            self.unanalysed += 1
+            self.untraced = True
+            return []
+
+    def _add(self, code: str, context_chars: int | None) -> list[tuple[int, int]]:
         try:
             tree = python_ast.parse(code)
         except (SyntaxError, ValueError):
             return []
-        calls, constant = [], []
+        calls, constant, slices = [], [], 0
         followed: set[int] = set()  # ids of `context` names the analysis accounts for
         uses: list[ast.AST] = []  # every `context` name in the cell
         for node in ast.walk(tree):
@@ -326,7 +350,7 @@ class _Code:
                 and _name(node.value) == "context"
                 and isinstance(node.slice, ast.Slice)
             ):
-                self.slices += 1
+                slices += 1
                 if context_chars is not None and node.slice.step is None:
                     const = _Const(context_chars)
                     lower, upper = node.slice.lower, node.slice.upper
@@ -337,6 +361,7 @@ class _Code:
                         followed.add(id(node.value))
         self.untraced |= any(id(node) not in followed for node in uses)
         self.helpers += [name for *_, name in sorted(calls)]
+        self.slices += slices
         return constant
 
 
@@ -476,6 +501,7 @@ def decompose(
         "cells": walk.cells,
         "cell_errors": walk.cell_errors,
         "restarts": walk.restarts,
+        "cells_unanalysed": walk.code.unanalysed,
         "strategies": walk.strategies(),
     }
 

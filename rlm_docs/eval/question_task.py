@@ -9,9 +9,13 @@ questions.
 With `trajectories=None` (remote executors) a question's trajectory is written to a private
 scratch directory, read back into the record (`trajectory_jsonl`) and deleted: the driver,
 which alone writes the run directory, stores it (`EvalRunDir.adopt_trajectory`). No worker ever
-writes into the run directory, so a result the driver never records leaves no file behind.
+writes into the run directory, so a result the driver never records leaves no file behind. The
+scratch directory exists only while questions are in flight: a Ray actor is killed without
+running exit handlers, so a directory kept for the process's life would be left in the temp
+directory of every node.
 """
 
+import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -20,6 +24,7 @@ from typing import Any
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.prediction import Prediction
+from rlm_docs.errors import ConfigError
 from rlm_docs.eval.decomposition import flat_columns, record_decomposition
 from rlm_docs.eval.filters import question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
@@ -28,6 +33,7 @@ from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
 from rlm_docs.models.cache import ResponseCache
 from rlm_docs.models.prices import sum_usd
+from rlm_docs.private_dir import NotPrivate, private_dir
 from rlm_docs.questions import Question
 from rlm_docs.systems import SystemConfig, make_system
 
@@ -58,11 +64,12 @@ class QuestionTask:
     cancelled: threading.Event = field(
         default_factory=threading.Event, init=False, repr=False, compare=False
     )
+    _in_flight: int = field(default=0, init=False, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         """Settings only: what was built here (corpus, sandbox fork server, clients) stays here."""
         state = dict(self.__dict__)
-        for key in ("_built", "_lock", "cancelled"):
+        for key in ("_built", "_lock", "cancelled", "_in_flight"):
             state.pop(key, None)
         return state
 
@@ -71,6 +78,7 @@ class QuestionTask:
         self._built = None
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
+        self._in_flight = 0
 
     def copy(self, **changes: Any) -> "QuestionTask":
         """This task with `changes` (e.g. a shipped store's `corpus` path), not yet built."""
@@ -102,7 +110,10 @@ class QuestionTask:
                     "system": make_system(self.system, config),
                     "judge": make_client(self.judge) if self.judge else None,
                     "ledger": ledger,
+                    "log_dir": log_dir,
                 }
+                if self.trajectories is None:
+                    Path(log_dir).rmdir()  # made again while questions are in flight
             return self._built
 
     def __call__(self, q: Question) -> dict[str, Any]:
@@ -113,6 +124,25 @@ class QuestionTask:
         otherwise.
         """
         built = self.build()
+        if self.trajectories is not None:
+            return self._answer(q, built)
+        scratch = built["log_dir"]
+        with self._lock:
+            if self._in_flight == 0:
+                try:
+                    private_dir(scratch)  # re-made: another user may have taken the name since
+                except NotPrivate as exc:
+                    raise ConfigError(f"trajectory scratch directory {exc}") from None
+            self._in_flight += 1
+        try:
+            return self._answer(q, built)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    shutil.rmtree(scratch, ignore_errors=True)
+
+    def _answer(self, q: Question, built: dict[str, Any]) -> dict[str, Any]:
         system, judge_client, ledger = built["system"], built["judge"], built["ledger"]
         governor = Governor(self.budget, ledger=ledger, question_id=q.id)
         try:

@@ -46,6 +46,9 @@ SETTINGS_KEYS = (
     "where",
     "step_limit",
 )
+# The corpus store's content hash (`corpus.store.fingerprint`): a reader of the run (`view`)
+# uses the store at `corpus` only when it still has this hash, and a resume only over it.
+FINGERPRINT = "corpus_sha256"
 MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 
 
@@ -98,13 +101,17 @@ class EvalRunDir:
                     "or choose another --out"
                 )
             old = self.read_manifest()
-            diffs = _differences(old, manifest, SETTINGS_KEYS)
+            keys = [*SETTINGS_KEYS, *([FINGERPRINT] if FINGERPRINT in old else [])]
+            diffs = _differences(old, manifest, keys)
             if diffs:
                 raise ConfigError(
                     f"{self.path}: cannot resume, settings differ from the original run ("
                     + "; ".join(diffs)
                     + ")"
                 )
+            if FINGERPRINT not in old and manifest.get(FINGERPRINT):  # a run made before it
+                old[FINGERPRINT] = manifest[FINGERPRINT]
+                atomic_write_text(self.manifest_path, json.dumps(old, indent=2) + "\n")
             return old
         if self._foreign():
             raise ConfigError(f"{self.path}: directory is not empty and holds no run.json")
@@ -113,19 +120,22 @@ class EvalRunDir:
         return manifest
 
     def read_results(self) -> dict[str, dict[str, Any]]:
-        """Records by question id; an incomplete or corrupt line is skipped (re-run on resume)."""
+        """Records by question id; an incomplete or corrupt line is skipped (re-run on resume);
+        DatasetError naming the line and field when a record's effort field is not a number
+        (`check_effort`: every report and summary sums them)."""
         records: dict[str, dict[str, Any]] = {}
         if not self.results_path.exists():
             return records
         with open(self.results_path, "rb") as fh:
-            for raw in fh:
+            for number, raw in enumerate(fh, 1):
                 if not raw.endswith(b"\n"):
                     break  # torn tail of a killed run
                 try:
                     record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     continue
                 if isinstance(record, dict) and isinstance(record.get("id"), str):
+                    check_effort(record, f"{self.results_path}:{number}")
                     records.setdefault(record["id"], record)
         return records
 
@@ -283,6 +293,16 @@ def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
         "doc_f1": 0.0 if meta.get("has_evidence", True) else None,
         "error_type": "refusal",
     }
+
+
+def check_effort(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """The effort fields of a record; DatasetError naming `where` (file:line) and the field
+    when one is neither a number nor null (reports, summaries and the viewer sum them)."""
+    values = {k: record.get(k) for k in EFFORT_FIELDS}
+    for key, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise DatasetError(f"{where}: field {key!r} must be a number, got {value!r:.60}")
+    return values
 
 
 def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

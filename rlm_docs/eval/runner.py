@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rlm_docs.corpus import Corpus
+from rlm_docs.corpus.store import fingerprint
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY
@@ -34,6 +34,7 @@ from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.governor import Budget
 from rlm_docs.models import parse_spec
 from rlm_docs.questions import Question
+from rlm_docs.terminal_text import console as terminal_console
 from rlm_docs.version import __version__
 
 
@@ -91,6 +92,7 @@ def _manifest(s: EvalSettings, questions: list[Question]) -> dict[str, Any]:
         "dataset": str(Path(s.dataset).resolve()),
         "dataset_sha256": dataset_hash(s.dataset),
         "corpus": str(Path(s.corpus).resolve()),
+        "corpus_sha256": fingerprint(s.corpus),
         "limit": s.limit,
         "questions": [
             {
@@ -200,7 +202,7 @@ def _run(
         run.drop_failed(records)
     run.remove_unrecorded_trajectories(records)  # of questions a killed run never recorded
     todo = [q for q in questions if q.id not in records]
-    console = Console(stderr=True)
+    console = terminal_console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),

@@ -38,6 +38,8 @@ def _load_json(path: Path, text: str) -> object:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise IngestError(f"{path}: JSON nested too deeply to read") from None
 
 
 def read_source(path: Path, data: bytes, digest: str, options: Options) -> ReadResult:

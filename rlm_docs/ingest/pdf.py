@@ -14,6 +14,7 @@ from rlm_docs.corpus.document import Document
 from rlm_docs.errors import IngestError
 from rlm_docs.ingest import mistral_ocr, tesseract_ocr
 from rlm_docs.ingest.ocr_json import ocr_pages
+from rlm_docs.ingest.pdf_bounds import check_text
 from rlm_docs.ingest.pdf_text import pdf_text_pages
 from rlm_docs.ingest.source import ReadResult, document_name, warn_empty_pages
 
@@ -44,6 +45,7 @@ def read_pdf(path: Path, data: bytes, digest: str, mode: str, warnings: list[str
                 "with local OCR (Tesseract) for pages that have none"
             )
         pages, reader = _local(path, data, digest, warnings)
+    check_text(path, pages)  # OCR text too (the text layer was checked page by page)
     warn_empty_pages(path, pages, warnings)
     return ReadResult([Document(document_name(path), pages, str(path))], reader, warnings)
 

@@ -137,8 +137,9 @@ def worker_uid(pid: int) -> int:
 HEADROOM_MB = 256
 
 
-def check_memory(memory_mb: int) -> None:
-    """Refuse an address-space limit the already loaded corpus would not fit in."""
+def check_memory(memory_mb: int) -> int:
+    """Refuse an address-space limit the already loaded corpus would not fit in; the least
+    limit that fits (what the worker maps now, plus HEADROOM_MB)."""
     pages = int(Path("/proc/self/statm").read_text().split()[0])
     used_mb = pages * os.sysconf("SC_PAGE_SIZE") // 2**20
     if memory_mb < used_mb + HEADROOM_MB:
@@ -146,6 +147,21 @@ def check_memory(memory_mb: int) -> None:
             f"Limits.memory_mb={memory_mb} is too small: the worker already maps {used_mb} MB "
             f"(interpreter and corpus); use at least {used_mb + HEADROOM_MB}"
         )
+    return used_mb + HEADROOM_MB
+
+
+_RLIMITS = 16  # RLIM_NLIMITS on Linux: resource numbers are 0..15
+OOM_SCORE_ADJ = 1000  # the highest: the kernel kills a worker before anything else
+
+
+def prefer_oom_kill() -> int | None:
+    """Make this worker the OOM killer's first choice (raising one's own score needs no
+    privilege); the score set, or None when /proc refuses. Before the chroot hides /proc."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text(str(OOM_SCORE_ADJ))
+    except OSError:
+        return None
+    return OOM_SCORE_ADJ
 
 
 def isolate(workdir: str, disk_mb: int, uid: int) -> dict[str, Any]:
@@ -219,6 +235,16 @@ def set_cell_cpu_limit(cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+def lower_memory(memory_mb: int) -> None:
+    """Lower the address-space limit to `memory_mb` (this host's workers share a cap:
+    `memory_share`); a higher value changes nothing, and raising is impossible anyway (the
+    hard limit moves with it, and raising a hard limit needs a capability the worker lacks)."""
+    value = memory_mb * 2**20
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY or value < hard:
+        resource.setrlimit(resource.RLIMIT_AS, (value, value))
+
+
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -258,10 +284,18 @@ def install_seccomp() -> str | None:
         flt.add_rule(deny, name)
     flt.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     flt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
-    cpu = resource.RLIMIT_CPU
-    flt.add_rule(deny, "setrlimit", seccomp.Arg(0, seccomp.NE, cpu))
+    # Only the cell's CPU limit and the address space (lowered to the memory share) may be set.
+    movable = (resource.RLIMIT_CPU, resource.RLIMIT_AS)
     flt.add_rule(deny, "prlimit64", seccomp.Arg(0, seccomp.NE, 0))
-    flt.add_rule(deny, "prlimit64", seccomp.Arg(1, seccomp.NE, cpu), seccomp.Arg(2, seccomp.NE, 0))
+    for which in [*(r for r in range(_RLIMITS) if r not in movable)]:
+        flt.add_rule(deny, "setrlimit", seccomp.Arg(0, seccomp.EQ, which))
+        flt.add_rule(
+            deny, "prlimit64", seccomp.Arg(1, seccomp.EQ, which), seccomp.Arg(2, seccomp.NE, 0)
+        )
+    flt.add_rule(deny, "setrlimit", seccomp.Arg(0, seccomp.GE, _RLIMITS))
+    flt.add_rule(
+        deny, "prlimit64", seccomp.Arg(1, seccomp.GE, _RLIMITS), seccomp.Arg(2, seccomp.NE, 0)
+    )
     flt.add_rule(deny, "kill", seccomp.Arg(0, seccomp.NE, pid))
     flt.add_rule(deny, "tkill", seccomp.Arg(0, seccomp.NE, pid))
     flt.add_rule(deny, "tgkill", seccomp.Arg(0, seccomp.NE, pid))
@@ -284,9 +318,15 @@ def confine(
     file_mb: int,
     processes: int,
     disk_mb: int,
+    share_mb: int | None = None,
 ) -> dict[str, Any]:
-    """Apply every OS layer in order and describe what is active."""
-    check_memory(memory_mb)
+    """Apply every OS layer in order and describe what is active. The address space is
+    `memory_mb`, or the host's `share_mb` for this worker (`memory_share`) raised to what the
+    loaded worker needs, never above `memory_mb`."""
+    needed = check_memory(memory_mb)
+    if share_mb is not None:
+        memory_mb = min(memory_mb, max(share_mb, needed))
+    oom_score_adj = prefer_oom_kill()
     _quiet_stdio()
     uid = worker_uid(os.getpid())
     root = os.geteuid() == 0
@@ -305,6 +345,8 @@ def confine(
         "chroot": workdir if dropped else None,
         **isolation,
         "rlimits": rlimits,
+        "memory_needed_mb": needed,
+        "oom_score_adj": oom_score_adj,
         "seccomp": problem is None,
         "seccomp_problem": problem,
         "cwd": os.getcwd(),

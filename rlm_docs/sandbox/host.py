@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import CorpusError, SandboxError
-from rlm_docs.sandbox import context_cache, fork_server_pool, protocol
+from rlm_docs.sandbox import context_cache, fork_server_pool, memory_share, protocol
 from rlm_docs.sandbox.confine import open_stat, stat_cpu_s
 from rlm_docs.sandbox.fork_server_pool import ForkServer
 from rlm_docs.sandbox.limits import CellResult, Limits
@@ -55,13 +55,13 @@ class _TimedOut(Exception):
         self.run_deadline = run_deadline
 
 
-def _death_reason(returncode: int | None, limits: Limits) -> str:
+def _death_reason(returncode: int | None, limits: Limits, memory_mb: int) -> str:
     if returncode is None:
         return "stopped answering"
     if returncode == -signal.SIGXCPU:
         return f"exceeded its CPU time limit of {limits.cpu_s} s"
     if returncode == -signal.SIGKILL:
-        return f"was killed (likely out of memory; the limit is {limits.memory_mb} MB)"
+        return f"was killed (likely out of memory; the limit is {memory_mb} MB)"
     if returncode == -signal.SIGSYS:
         return "was killed for a forbidden system call"
     if returncode < 0:
@@ -70,11 +70,16 @@ def _death_reason(returncode: int | None, limits: Limits) -> str:
 
 
 def _stop_worker(
-    server: ForkServer, pid: int, workdir: str, fds: list[int], exit_code: bool = False
+    server: ForkServer,
+    pid: int,
+    workdir: str,
+    fds: list[int],
+    share: memory_share.Reservation,
+    exit_code: bool = False,
 ) -> int | None:
-    """Kill a worker through its fork server, free its pipes and directory; with `exit_code`,
-    wait until it is reaped and return its exit code (if known). Also the finalizer of a
-    sandbox that was never closed."""
+    """Kill a worker through its fork server, free its pipes, directory and memory share; with
+    `exit_code`, wait until it is reaped and return its exit code (if known). Also the
+    finalizer of a sandbox that was never closed."""
     if server.owner != os.getpid():  # a forked copy of the host: the worker is the parent's
         return None
     code = None
@@ -86,6 +91,7 @@ def _stop_worker(
             os.close(fd)
     shutil.rmtree(workdir, ignore_errors=True)
     fork_server_pool.release(server)
+    memory_share.release(share)
     return code
 
 
@@ -139,10 +145,13 @@ class Sandbox:
         workdir = tempfile.mkdtemp(prefix="rlm-sandbox-")
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        share = memory_share.reserve(self.limits.memory_mb)  # this host's workers share a cap
+        requested = share.limit_mb
+        self._share = share
         request = {
             "functions": sorted(self.functions),
             "names": self.names,
-            "limits": asdict(self.limits),
+            "limits": asdict(self.limits) | {"memory_share_mb": requested},
             "workdir": workdir,
         }
         try:
@@ -152,6 +161,7 @@ class Sandbox:
                 os.close(fd)
             shutil.rmtree(workdir, ignore_errors=True)
             fork_server_pool.release(server)
+            memory_share.release(share)
             raise SandboxError(f"sandbox worker could not be started: {exc}") from None
         os.close(to_worker_r)
         os.close(from_worker_w)
@@ -165,7 +175,7 @@ class Sandbox:
         self._request_id = 0
         self._idle_cpu: float | None = None
         self._reader = protocol.FrameReader(from_worker_r)
-        self._finalizer = weakref.finalize(self, _stop_worker, server, pid, workdir, fds)
+        self._finalizer = weakref.finalize(self, _stop_worker, server, pid, workdir, fds, share)
         try:
             reply = self._reader.read(time.monotonic() + self.limits.start_timeout_s)
         except protocol.ProtocolError:
@@ -176,6 +186,13 @@ class Sandbox:
             self._stop()
             raise SandboxError(f"sandbox worker failed to start: {reply.get('message')}")
         self._security = dict(reply.get("security") or {})
+        rlimits = self._security.get("rlimits") or {}
+        memory_share.started(
+            share,
+            pid,
+            int(rlimits.get("RLIMIT_AS", requested * 2**20)) // 2**20,
+            int(self._security.get("memory_needed_mb") or 0),
+        )
         self.start_phases: dict[str, float] = dict(server.phases)
 
     def _stop(self, exit_code: bool = False) -> int | None:
@@ -207,6 +224,12 @@ class Sandbox:
     def pid(self) -> int:
         """Process id of the current worker."""
         return self._pid
+
+    @property
+    def memory_mb(self) -> int:
+        """The current worker's address-space limit: `Limits.memory_mb`, or less when this
+        host's workers together would pass their cap (`memory_share`)."""
+        return self._share.limit_mb
 
     def security(self) -> dict[str, Any]:
         """Which layers are active: uid, privileges_dropped, chroot, network_namespace,
@@ -304,7 +327,10 @@ class Sandbox:
         self._request_id += 1
         deadline = time.monotonic() + self.limits.wall_s
         hard = float("inf") if run_deadline is None else run_deadline
-        self._send({**message, "id": self._request_id}, min(deadline, hard))
+        # The worker applies its current memory share itself (lowering only) before it serves
+        # the request: the host may not change the limits of a worker of another uid.
+        request = {**message, "id": self._request_id, "memory_mb": self._share.limit_mb}
+        self._send(request, min(deadline, hard))
         while True:
             frame = self._read(min(deadline, hard), cpu_budget)
             if frame is None:
@@ -331,7 +357,7 @@ class Sandbox:
         else:
             code = self._stop(exit_code=True)
             reason = exc.reason if isinstance(exc, _WorkerGone) and exc.reason else None
-            reason = reason or _death_reason(code, self.limits)
+            reason = reason or _death_reason(code, self.limits, self.memory_mb)
             message = f"WorkerDied: the sandbox worker {reason}; {_LOST}"
         self.restart()
         return message
@@ -368,9 +394,14 @@ class Sandbox:
             raise KeyError(reply.get("message"))
         raise ValueError(f"{reply.get('type')}: {reply.get('message')}")
 
-    def get(self, name: str) -> Any:
-        """A JSON-able copy of variable `name` (KeyError if it is not defined)."""
-        return self._request({"op": "get", "name": name})
+    def get(self, name: str, max_chars: int | None = None) -> Any:
+        """A JSON-able copy of variable `name` (KeyError if it is not defined); with
+        `max_chars`, cut in the worker to that many characters and values (`values.capped`),
+        so a value of any size costs the host no more than the cut copy."""
+        message: dict[str, Any] = {"op": "get", "name": name}
+        if max_chars is not None:
+            message["max_chars"] = max_chars
+        return self._request(message)
 
     def set(self, name: str, value: Any) -> None:
         """Bind a JSON-able `value` to `name` in the sandbox namespace."""

@@ -27,6 +27,56 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
+class _Cap:
+    """The budget of one `capped` copy: string characters and values left to keep."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.chars = max_chars
+        self.values = max_chars
+
+    def marker(self, left: int, what: str) -> str:
+        return (
+            f"[answer cut here: {left:,} more {what} not returned; answers are limited to "
+            f"{self.max_chars:,} characters]"
+        )
+
+    def copy(self, value: Any) -> Any:
+        self.values -= 1
+        if isinstance(value, str):
+            keep = max(self.chars, 0)
+            self.chars -= len(value)
+            if len(value) <= keep:
+                return value
+            return value[:keep] + self.marker(len(value) - keep, "characters")
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for i, (k, v) in enumerate(value.items()):
+                if self.values <= 0:
+                    out["..."] = self.marker(len(value) - i, "entries")
+                    break
+                out[k] = self.copy(v)
+            return out
+        if isinstance(value, list):
+            items: list[Any] = []
+            for i, v in enumerate(value):
+                if self.values <= 0:
+                    items.append(self.marker(len(value) - i, "items"))
+                    break
+                items.append(self.copy(v))
+            return items
+        return value
+
+
+def capped(value: Any, max_chars: int) -> Any:
+    """A JSON-able `value` (from `to_jsonable`) holding at most `max_chars` characters of
+    strings and `max_chars` values: a longer string is cut, and later list items and dict
+    entries are left out, each cut marked in place with how much was left out (so a model
+    reading it knows). Numbers, booleans and None are kept while values are left, so the
+    `ready` flag of an answer dict survives its long `content`."""
+    return _Cap(max_chars).copy(value)
+
+
 MAX_NESTING = 100
 
 

@@ -17,7 +17,7 @@ from rlm_docs.sandbox import confine, protocol
 from rlm_docs.sandbox.output import Output, bounded
 from rlm_docs.sandbox.policy import compile_cell, make_builtins
 from rlm_docs.sandbox.tracebacks import format_exception, format_syntax_error
-from rlm_docs.sandbox.values import check_nesting, describe, to_jsonable
+from rlm_docs.sandbox.values import capped, check_nesting, describe, to_jsonable
 
 
 class HostError(Exception):
@@ -249,7 +249,11 @@ class Worker:
         if op == "get":
             if name not in self.namespace or name.startswith("_"):
                 return {"op": "error", "type": "KeyError", "message": name}
-            return {"op": "value", "value": to_jsonable(self.namespace[name])}
+            value = to_jsonable(self.namespace[name])
+            limit = request.get("max_chars")
+            if type(limit) is int:
+                value = capped(value, limit)
+            return {"op": "value", "value": value}
         if op == "set":
             if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
                 return {
@@ -271,6 +275,8 @@ class Worker:
         while True:
             request = self.channel.receive()
             confine.set_cell_cpu_limit(self.cpu_s)
+            if type(request.get("memory_mb")) is int:
+                confine.lower_memory(request["memory_mb"])
             self.channel.request_id = request.get("id")
             try:
                 reply = {**self.handle(request), "id": self.channel.request_id}
@@ -300,6 +306,7 @@ def run_worker(read_fd: int, write_fd: int, request: dict[str, Any], preloaded: 
             file_mb=int(limits["max_file_mb"]),
             processes=int(limits["max_processes"]),
             disk_mb=int(limits["max_disk_mb"]),
+            share_mb=int(limits["memory_share_mb"]) if "memory_share_mb" in limits else None,
         )
     except Exception as exc:  # reported to the host, which raises SandboxError
         channel.send({"op": "fatal", "message": f"{type(exc).__name__}: {exc}"})

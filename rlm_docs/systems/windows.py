@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlm_docs.systems.replies import page_block
-from rlm_docs.tokens import count_tokens, encoding
+from rlm_docs.tokens import count_tokens, encode, encoding
 
 # Tokens of the markers around a page in the rendered corpus ([PAGE n] ... [END PAGE n], plus a
 # file header for a first page), an upper bound used for planning; the prefix is then counted.
@@ -109,7 +109,7 @@ def fit_prefix(corpus: Any, available: int, max_chars: int | None = None) -> Pre
 def _split(text: str, limit: int) -> list[tuple[str, int]]:
     """`text` cut into pieces of at most `limit` tokens, with their token counts (for a page
     larger than a chunk)."""
-    ids = encoding().encode(text, disallowed_special=())
+    ids = encode(text)
     steps = range(0, max(len(ids), 1), limit)
     return [(encoding().decode(ids[i : i + limit]), len(ids[i : i + limit])) for i in steps]
 

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.answer_record import stored_answer
-from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.engine.records import Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, redact
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval.decomposition import FIELDS
-from rlm_docs.eval.rundir import EvalRunDir
+from rlm_docs.eval.rundir import EvalRunDir, check_effort
 from rlm_docs.eval.step_limits import is_sweep, limit_dir, read_limits
 from rlm_docs.jsonl import numbered_jsonl
 from rlm_docs.viewer.tree import sub_call_tree
@@ -26,7 +25,17 @@ from rlm_docs.viewer.tree import sub_call_tree
 MAX_STRING = 40_000
 # An eval run's results (`EvalRunDir.results_path`), else a plain predictions file beside its logs.
 PREDICTIONS_FILE = "predictions.jsonl"
-RUN_FIELDS = ("system", "model", "sub_model", "judge", "budget", "dataset", "corpus", "started_at")
+RUN_FIELDS = (
+    "system",
+    "model",
+    "sub_model",
+    "judge",
+    "budget",
+    "dataset",
+    "corpus",
+    "corpus_sha256",
+    "started_at",
+)
 SCORE_FIELDS = ("anls", "stage", "judgment", "page_f1", "doc_f1", "error_type", "hop_type")
 
 
@@ -73,16 +82,6 @@ def _correctness(record: dict[str, Any]) -> tuple[bool | None, float | None]:
     return correct, score
 
 
-def effort(record: dict[str, Any], where: str) -> dict[str, Any]:
-    """The effort fields of a record; DatasetError naming `where` (file:line) and the field
-    when one is neither a number nor null (the page sums them)."""
-    values = {k: record.get(k) for k in EFFORT_FIELDS}
-    for key, value in values.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise DatasetError(f"{where}: field {key!r} must be a number, got {value!r:.60}")
-    return values
-
-
 def _verdict(record: dict[str, Any]) -> float | None:
     """The score eval's accuracy is the mean of (`score`: 0/1, or partial credit), if recorded."""
     value = record.get("score")
@@ -108,7 +107,7 @@ def question_entry(
         "verdict": _verdict(record),
         "citations": [c for c in record.get("citations") or [] if isinstance(c, dict)],
         "evidence": record.get("evidence") or [],
-        "effort": effort(record, where),
+        "effort": check_effort(record, where),
         "scores": {k: record[k] for k in SCORE_FIELDS if record.get(k) is not None},
         "ledger": record.get("ledger") if isinstance(record.get("ledger"), list) else None,
         "stop_reason": record.get("stop_reason"),

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
-from rlm_docs.errors import ConfigError
+from rlm_docs.corpus.store import fingerprint
+from rlm_docs.errors import ConfigError, CorpusError
+from rlm_docs.eval.rundir import FINGERPRINT
 from rlm_docs.viewer.load import load_source
 from rlm_docs.viewer.snippets import attach_snippets
 
@@ -41,6 +43,17 @@ def build_html(data: dict[str, Any], title: str | None = None) -> str:
     return _SLOT.sub(lambda m: slots[m.group(1)], _asset("template.html"))
 
 
+def _recorded_corpus(run: dict[str, Any]) -> str | None:
+    """The run's corpus path when the store there has the run's recorded fingerprint."""
+    recorded, expected = run.get("corpus"), run.get(FINGERPRINT)
+    if not isinstance(recorded, str) or not isinstance(expected, str):
+        return None
+    try:
+        return recorded if fingerprint(recorded) == expected else None
+    except CorpusError:  # moved or deleted since the run
+        return None
+
+
 def write_viewer(
     source: str | Path,
     out: str | Path,
@@ -49,16 +62,18 @@ def write_viewer(
 ) -> Path:
     """Write the viewer of `source` (run directory or trajectory JSONL) to `out`, atomically.
 
-    `corpus` (a `Corpus` or a store path; default: the run's own corpus when its store still
-    exists) adds the text around each cited page's answer.
+    `corpus` (a `Corpus` or a store path) adds the text around each cited page's answer.
+    By default the run's own corpus is used, but only when the store now at the path its
+    run.json names has the content hash the run recorded (`corpus_sha256`): a run directory
+    may come from someone else, and its run.json could name any store on this machine, whose
+    pages would then be copied into an HTML file that might be sent back.
     """
     target = Path(out)
     if target.is_dir():
         raise ConfigError(f"--out {target}: is a directory; give an .html file name")
     data = load_source(source)
-    recorded = data["run"].get("corpus")
-    if corpus is None and recorded and Path(recorded, "manifest.json").is_file():
-        corpus = recorded
+    if corpus is None:
+        corpus = _recorded_corpus(data["run"])
     if corpus is not None:
         attach_snippets(data, corpus)
     atomic_write_text(target, build_html(data, title))
