@@ -30,42 +30,45 @@ def _client(base_url: str) -> openai.OpenAI:
 
 
 def test_exact_totals_per_question_streaming_and_not():
-    with ChatServer(reply=lambda m: f"reply to {len(m)} message(s)") as srv:
-        with MeteringProxy(f"openai:up@{srv.base_url}", cache=False) as proxy:
-            q1 = _client(proxy.question_url("q1"))
-            r = q1.chat.completions.create(model="up", messages=HI)
-            assert r.choices[0].message.content == "reply to 1 message(s)"
-            chunks = list(
-                q1.chat.completions.create(
-                    model="up",
-                    messages=HI * 2,
-                    stream=True,
-                    stream_options={"include_usage": True},
-                )
+    reply = lambda m: f"reply to {len(m)} message(s)"  # noqa: E731
+    with (
+        ChatServer(reply=reply) as srv,
+        MeteringProxy(f"openai:up@{srv.base_url}", cache=False) as proxy,
+    ):
+        q1 = _client(proxy.question_url("q1"))
+        r = q1.chat.completions.create(model="up", messages=HI)
+        assert r.choices[0].message.content == "reply to 1 message(s)"
+        chunks = list(
+            q1.chat.completions.create(
+                model="up",
+                messages=HI * 2,
+                stream=True,
+                stream_options={"include_usage": True},
             )
-            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-            assert text == "reply to 2 message(s)"
-            streamed_usage = chunks[-1].usage
-            # A sub-call filed by header on another question.
-            sub = _client(proxy.base_url).with_options(
-                default_headers={"X-RLM-Docs-Question": "q2", "X-RLM-Docs-Role": "sub"}
-            )
-            sub.chat.completions.create(model="up", messages=HI)
-            served = srv.served_usage()
-            entries = proxy.ledger.entries
-            assert [(e.question_id, e.role) for e in entries] == [
-                ("q1", "root"),
-                ("q1", "root"),
-                ("q2", "sub"),
-            ]
-            assert sum(e.input_tokens for e in entries) == served["prompt_tokens"]
-            assert sum(e.output_tokens for e in entries) == served["completion_tokens"]
-            assert r.usage.prompt_tokens == entries[0].input_tokens
-            assert streamed_usage.prompt_tokens == entries[1].input_tokens
-            e1, e2 = proxy.effort("q1"), proxy.effort("q2")
-            assert (e1["steps"], e1["sub_calls"]) == (2, 0)
-            assert (e2["steps"], e2["sub_calls"]) == (0, 1)
-            assert e1["input_tokens"] + e2["input_tokens"] == served["prompt_tokens"]
+        )
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == "reply to 2 message(s)"
+        streamed_usage = chunks[-1].usage
+        # A sub-call filed by header on another question.
+        sub = _client(proxy.base_url).with_options(
+            default_headers={"X-RLM-Docs-Question": "q2", "X-RLM-Docs-Role": "sub"}
+        )
+        sub.chat.completions.create(model="up", messages=HI)
+        served = srv.served_usage()
+        entries = proxy.ledger.entries
+        assert [(e.question_id, e.role) for e in entries] == [
+            ("q1", "root"),
+            ("q1", "root"),
+            ("q2", "sub"),
+        ]
+        assert sum(e.input_tokens for e in entries) == served["prompt_tokens"]
+        assert sum(e.output_tokens for e in entries) == served["completion_tokens"]
+        assert r.usage.prompt_tokens == entries[0].input_tokens
+        assert streamed_usage.prompt_tokens == entries[1].input_tokens
+        e1, e2 = proxy.effort("q1"), proxy.effort("q2")
+        assert (e1["steps"], e1["sub_calls"]) == (2, 0)
+        assert (e2["steps"], e2["sub_calls"]) == (0, 1)
+        assert e1["input_tokens"] + e2["input_tokens"] == served["prompt_tokens"]
 
 
 def test_budget_refusal_names_the_axis_and_never_reaches_upstream():
@@ -106,23 +109,22 @@ def test_input_token_budget_refuses_before_sending():
 
 
 def test_requests_the_proxy_cannot_relay():
-    with ChatServer() as srv:
-        with MeteringProxy(f"openai:up@{srv.base_url}", cache=False) as proxy:
-            c = _client(proxy.base_url)
-            with pytest.raises(openai.NotFoundError, match="this proxy offers"):
-                c.chat.completions.create(model="gpt-other", messages=HI)
-            with pytest.raises(openai.BadRequestError, match="role 'boss'"):
-                _client(proxy.question_url("q", "boss")).chat.completions.create(
-                    model="up", messages=HI
-                )
-            with pytest.raises(openai.BadRequestError, match="tools"):
-                c.chat.completions.create(
-                    model="up",
-                    messages=HI,
-                    tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
-                )
-            assert [m.id for m in c.models.list()] == ["up"]
-            assert srv.requests == []
+    with ChatServer() as srv, MeteringProxy(f"openai:up@{srv.base_url}", cache=False) as proxy:
+        c = _client(proxy.base_url)
+        with pytest.raises(openai.NotFoundError, match="this proxy offers"):
+            c.chat.completions.create(model="gpt-other", messages=HI)
+        with pytest.raises(openai.BadRequestError, match="role 'boss'"):
+            _client(proxy.question_url("q", "boss")).chat.completions.create(
+                model="up", messages=HI
+            )
+        with pytest.raises(openai.BadRequestError, match="tools"):
+            c.chat.completions.create(
+                model="up",
+                messages=HI,
+                tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+            )
+        assert [m.id for m in c.models.list()] == ["up"]
+        assert srv.requests == []
 
 
 def test_proxy_command_writes_ledger_and_effort(tmp_path: Path):
