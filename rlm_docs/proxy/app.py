@@ -14,7 +14,9 @@ so the refusal, if any, still comes as a plain error before the stream starts).
 """
 
 import asyncio
+import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,12 +29,45 @@ from rlm_docs.governor.prompt_cap import PromptTooLarge
 from rlm_docs.models import Completion
 from rlm_docs.models.errors import BadRequestError
 from rlm_docs.proxy.meter import DEFAULT_QUESTION, PASSED_PARAMS, ROLES, Meter
-from rlm_docs.serve import wire
-from rlm_docs.serve.app import ApiError, json_body
 
 QUESTION_HEADER = "x-rlm-docs-question"
 ROLE_HEADER = "x-rlm-docs-role"
 MAX_BODY_BYTES = 64_000_000  # an agent's whole context may be in one prompt
+
+
+class ApiError(Exception):
+    """A refusal: HTTP status and an OpenAI-style error body (the SDKs read `error.message`)."""
+
+    def __init__(self, status: int, message: str, *, code: str | None = None, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.extra = extra
+
+    def response(self) -> JSONResponse:
+        kind = {404: "not_found_error", 502: "api_error"}.get(self.status, "invalid_request_error")
+        error = {"message": str(self), "type": kind, "param": None, "code": self.code}
+        return JSONResponse({"error": error | self.extra}, self.status)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    """The JSON object body, refused past MAX_BODY_BYTES before it is all read."""
+    data = bytearray()
+    async for part in request.stream():
+        data += part
+        if len(data) > MAX_BODY_BYTES:
+            raise ApiError(413, f"request body over the proxy's limit of {MAX_BODY_BYTES:,} bytes")
+    try:
+        body = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(400, f"request body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    return body
+
+
+def _sse(data: dict[str, Any] | str) -> str:
+    return f"data: {data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 def _messages(body: dict[str, Any]) -> list[dict]:
@@ -62,9 +97,8 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _refusal(exc: BudgetExceeded) -> JSONResponse:
-    body = wire.error_body(str(exc), "budget_exceeded", "budget_exceeded")
-    body["error"]["axis"] = exc.axis
-    return JSONResponse(body, 400)
+    error = {"message": str(exc), "type": "budget_exceeded", "param": None}
+    return JSONResponse({"error": error | {"code": "budget_exceeded", "axis": exc.axis}}, 400)
 
 
 def _usage(c: Completion) -> dict[str, Any]:
@@ -102,18 +136,20 @@ def _completion(c: Completion, cid: str, question: str, role: str) -> dict[str, 
 def _stream(c: Completion, cid: str, body: dict[str, Any], question: str, role: str) -> Any:
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
+    head = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time())}
+    head["model"] = c.model
+
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-        data = wire.chunk(cid, delta, finish_reason=finish, extra=extra) | {"model": c.model}
-        return wire.sse(data)
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return _sse(head | {"choices": [choice]} | extra)
 
     async def events() -> AsyncIterator[str]:
         yield chunk({"role": "assistant", "content": ""})
         yield chunk({"content": c.text})
         yield chunk({}, "stop", rlm_docs=_metered(c, question, role))
         if include_usage:
-            usage = {"id": cid, "object": "chat.completion.chunk", "created": 0}
-            yield wire.sse(usage | {"model": c.model, "choices": [], "usage": _usage(c)})
-        yield wire.sse("[DONE]")
+            yield _sse(head | {"choices": [], "usage": _usage(c)})
+        yield _sse("[DONE]")
 
     return StreamingResponse(
         events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
@@ -134,7 +170,7 @@ def make_app(meter: Meter) -> FastAPI:
         role = request.headers.get(ROLE_HEADER) or role
         if role not in ROLES:
             raise ApiError(400, f"role {role!r}: expected one of {', '.join(ROLES)}")
-        body = await json_body(request, MAX_BODY_BYTES)
+        body = await _body(request)
         messages, sampling = _messages(body), _sampling(body)
         model = body.get("model")
         try:
@@ -153,7 +189,7 @@ def make_app(meter: Meter) -> FastAPI:
             raise ApiError(400, f"upstream: {exc}", code="upstream_refused") from None
         except ModelError as exc:
             raise ApiError(502, f"upstream: {exc}", code="upstream_error") from None
-        cid = wire.completion_id()
+        cid = f"chatcmpl-{uuid.uuid4().hex}"
         if body.get("stream"):
             return _stream(c, cid, body, question, role)
         return JSONResponse(_completion(c, cid, question, role))

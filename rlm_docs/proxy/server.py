@@ -7,6 +7,7 @@ context manager for Python callers and tests (`rlm-docs proxy` serves it in the 
         proxy.ledger.entries      # every call, as for rlm-docs' own runs
 """
 
+import socket
 import threading
 import time
 from typing import Any
@@ -18,6 +19,20 @@ from rlm_docs.models import Client, make_client
 from rlm_docs.proxy.meter import Meter
 
 START_TIMEOUT_S = 30.0
+
+
+def _bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (port 0: any free one), bound before uvicorn starts so
+    the real port is known and a busy port is one clear error."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"proxy port {port}: cannot bind 127.0.0.1 ({exc.strerror})") from None
+    sock.listen(2048)
+    return sock
 
 
 class MeteringProxy:
@@ -65,10 +80,9 @@ class MeteringProxy:
     def start(self) -> "MeteringProxy":
         import uvicorn
 
-        from rlm_docs.cli.serve_cmd import bind_socket
         from rlm_docs.proxy.app import make_app
 
-        sock = bind_socket("127.0.0.1", self.port)
+        sock = _bind(self.port)
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(make_app(self.meter), log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
