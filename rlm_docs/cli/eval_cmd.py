@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # The run finished, but some questions failed (a model outage, a broken store): not a user
 # error (2), not a clean run (0), so scripts and sweeps can tell and retry.
 FAILED_QUESTIONS = 3
-_SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce")
+_SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce", "rlms")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -170,6 +170,8 @@ def options_from_args(args: argparse.Namespace) -> dict:
         return options | ({"confirm_final": False} if args.no_confirm_final else {})
     if args.system == "bm25-agent":
         return {"k": args.top_k, "max_iterations": args.max_iterations}
+    if args.system == "rlms":  # rlms' loop has no options of its own here
+        return {}
     if args.system in ("long-context", "map-reduce"):
         options = {"context_window": args.context_window}
         if args.system == "map-reduce":

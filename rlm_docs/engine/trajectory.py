@@ -60,6 +60,7 @@ from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.engine.records import Iteration, Metadata, Result, Trajectory
+from rlm_docs.engine.rlms_log import from_rlms_records, is_rlms_log
 from rlm_docs.errors import DatasetError
 from rlm_docs.jsonl import read_jsonl
 
@@ -133,10 +134,13 @@ def write_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> Pat
 
 
 def load_trajectory(path: str | os.PathLike) -> Trajectory:
-    """The one reader of trajectory files (version 1 or 2) as typed records; DatasetError
-    naming the file (and line) when it is not a readable trajectory."""
+    """The one reader of trajectory files (version 1 or 2, or an rlms log: see
+    `rlm_docs.engine.rlms_log`) as typed records; DatasetError naming the file (and line) when
+    it is not a readable trajectory."""
     records = read_jsonl(Path(path))
     try:
+        if is_rlms_log(records):
+            return from_rlms_records(records)
         return Trajectory.from_records(records)
     except DatasetError as exc:
         raise DatasetError(f"{path}: {exc}") from None

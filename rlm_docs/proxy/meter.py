@@ -34,19 +34,24 @@ PASSED_PARAMS = (
 
 class Meter:
     """Upstream clients (the first is the default), the budget every question gets, and the
-    ledger all questions write into."""
+    ledger all questions write into. `count_steps=False` leaves the step limit to the agent
+    (root calls are still counted as steps, but `max_steps` does not refuse them): for an
+    agent with its own turn limit and a last answering turn past it, as rlms has."""
 
     def __init__(
         self,
         upstreams: list[Client],
         budget: Budget | None = None,
         ledger: Ledger | None = None,
+        *,
+        count_steps: bool = True,
     ) -> None:
         if not upstreams:
             raise ConfigError("proxy: at least one upstream model is needed")
         self.upstreams = list(upstreams)
         self.budget = budget or Budget()
         self.ledger = ledger if ledger is not None else Ledger()
+        self.count_steps = count_steps
         self._governors: dict[str, Governor] = {}
         self._lock = threading.Lock()
 
@@ -72,6 +77,12 @@ class Meter:
                 self._governors[question_id] = gov
             return gov
 
+    def attach(self, question_id: str, governor: Governor) -> None:
+        """Spend `question_id`'s calls against `governor` (the eval runner's, which owns the
+        question's budget and ledger) instead of one made here."""
+        with self._lock:
+            self._governors[question_id] = governor
+
     def call(
         self,
         messages: list[dict],
@@ -87,7 +98,7 @@ class Meter:
             raise ConfigError(f"role {role!r}: expected one of {', '.join(ROLES)}")
         client = self.client(model)
         gov = self.governor(question_id)
-        if role == "root":
+        if role == "root" and self.count_steps:
             gov.step()
         return gov.call(client, messages, role=role, **sampling)
 

@@ -46,6 +46,7 @@ class MeteringProxy:
         ledger: Ledger | None = None,
         port: int = 0,
         cache: Any = True,
+        count_steps: bool = True,
     ) -> None:
         try:
             import uvicorn  # noqa: F401
@@ -56,7 +57,7 @@ class MeteringProxy:
             ) from None
         given = upstreams if isinstance(upstreams, list) else [upstreams]
         clients = [make_client(u, cache=cache) if isinstance(u, str) else u for u in given]
-        self.meter = Meter(clients, budget, ledger)
+        self.meter = Meter(clients, budget, ledger, count_steps=count_steps)
         self.port = port
         self._server: Any = None
         self._thread: threading.Thread | None = None

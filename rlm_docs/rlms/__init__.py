@@ -14,6 +14,7 @@ from typing import Any
 from rlm_docs.errors import ConfigError
 
 ENVIRONMENT = "rlm-docs-sandbox"
+DEFAULT_ITERATIONS = 30  # rlms' `RLM(max_iterations=...)` default
 TESTED_VERSIONS = ("0.1.3",)
 _MARK = "_rlm_docs_sandbox"
 
@@ -57,4 +58,11 @@ def register() -> None:
     core.get_environment = get_environment
 
 
-__all__ = ["ENVIRONMENT", "TESTED_VERSIONS", "register", "require_rlms", "rlms_version"]
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "ENVIRONMENT",
+    "TESTED_VERSIONS",
+    "register",
+    "require_rlms",
+    "rlms_version",
+]

@@ -1,0 +1,162 @@
+"""`rlms`: the reference RLM (the `rlms` package, MADQA's RLM baseline) as a comparable system.
+
+rlms' own loop runs unchanged: its system prompt, its turn prompts, its iteration limit (the
+budget's `max_steps`, then its one default-answer turn: `max_steps + 1` root calls at most, as
+for `rlm`), its `answer` dict protocol. Around it, per question:
+
+- the corpus is `context`, rendered as MADQA's baseline built it (`[FILE: name | TOTAL PAGES:
+  n]`, `[PAGE i]` ... `[END PAGE i]`: `Corpus.render`), and the question is rlms' root prompt;
+- its code runs in the rlm-docs sandbox (`rlm_docs.rlms.environment.SandboxEnv`);
+- its model calls (root turns and `llm_query` sub-calls) go through a metering proxy on
+  127.0.0.1 that spends against the question's governor, so budgets stop it before a call is
+  sent and the ledger holds the provider's own token counts. A refused root call ends the run
+  (`budget` stop, the refused axis as `stop_axis`); a refused sub-call comes back to the
+  model's code as an error string naming the axis, as rlms reports failed sub-calls;
+- its answer text goes through MADQA's extraction step (the `madqa` prompt's `extract`
+  template, as for `rlm --prompt madqa`), and the citations are those the extraction found;
+- its rlms log becomes an rlm-docs trajectory (`rlm_docs.engine.rlms_log`), each root turn
+  with its ledger usage, so the viewer, report and decomposition record read it like `rlm`'s.
+
+Needs the `rlms` extra. The `offline`, `scripted` and `human` models are refused: rlms' loop
+needs a model that writes rlms' ```repl``` blocks, which the offline policy does not.
+"""
+
+import time
+from typing import Any
+
+from rlm_docs.engine import RLM, Prediction
+from rlm_docs.engine.citation_check import with_fallback
+from rlm_docs.engine.loop import Outcome
+from rlm_docs.engine.prediction import effort_from_totals
+from rlm_docs.engine.records import Result, Trajectory, TurnUsage
+from rlm_docs.engine.rlms_log import from_rlms
+from rlm_docs.engine.trajectory import redact, trajectory_file, write_records
+from rlm_docs.errors import ConfigError
+from rlm_docs.governor import Governor
+from rlm_docs.models import make_client
+from rlm_docs.proxy import MeteringProxy
+from rlm_docs.questions import Question
+from rlm_docs.rlms import DEFAULT_ITERATIONS, ENVIRONMENT, register
+from rlm_docs.systems.base import SystemConfig
+
+_NO_HTTP = ("offline", "scripted", "human")
+
+
+def _axis(exc: BaseException) -> str | None:
+    """The budget axis of a proxy refusal (an openai `BadRequestError` with its body)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and body.get("code") == "budget_exceeded":
+        return str(body.get("axis"))
+    return None
+
+
+class RlmsSystem:
+    """rlms' `RLM.completion` per question (see module docstring)."""
+
+    name = "rlms"
+
+    def __init__(self, config: SystemConfig) -> None:
+        register()
+        self.config = config
+        self.root = make_client(config.model, cache=config.cache)
+        self.sub = make_client(config.sub_model or config.model, cache=config.cache)
+        for client in (self.root, self.sub):
+            if client.backend in _NO_HTTP:
+                raise ConfigError(
+                    f"system rlms: model {client.spec} cannot drive rlms' loop (it needs a model "
+                    "that writes rlms' ```repl``` blocks); use an HTTP model, e.g. "
+                    "openai:NAME@http://127.0.0.1:8000/v1"
+                )
+        self.corpus = config.corpus
+        self.context = self.corpus.render()
+        self.iterations = config.budget.max_steps or DEFAULT_ITERATIONS
+        # MADQA's extraction step in the `madqa` prompt's wording, as `rlm --prompt madqa` uses.
+        self.extractor = RLM(self.corpus, model=self.root, prompt="madqa", ledger=config.ledger)
+
+    def _rlm(self, proxy: MeteringProxy, qid: str, logger: Any) -> Any:
+        from rlm import RLM as ReferenceRLM
+
+        def backend(client: Any, role: str) -> dict[str, Any]:
+            return {
+                "model_name": client.model,
+                "base_url": proxy.question_url(qid, role),
+                "api_key": "rlm-docs-proxy",  # the proxy holds the real keys
+                "max_retries": 0,  # rlm-docs' clients retry behind the proxy
+            }
+
+        return ReferenceRLM(
+            backend="openai",
+            backend_kwargs=backend(self.root, "root"),
+            other_backends=["openai"],
+            other_backend_kwargs=[backend(self.sub, "sub")],
+            environment=ENVIRONMENT,
+            environment_kwargs={"corpus": str(self.corpus.path or "in-memory corpus")},
+            max_depth=1,
+            max_iterations=self.iterations,
+            logger=logger,
+        )
+
+    def answer(self, question: Question, governor: Governor) -> Prediction:
+        """One rlms run through the proxy, then extraction; failures are predictions."""
+        from rlm.logger import RLMLogger
+
+        start = time.perf_counter()
+        qid = question.id or "question"
+        prediction = Prediction(question=question.question, question_id=question.id)
+        logger = RLMLogger()
+        value: str | None = None
+        proxy = MeteringProxy(
+            [self.root, self.sub], ledger=governor.ledger, cache=False, count_steps=False
+        )
+        proxy.meter.attach(qid, governor)
+        with proxy:
+            rlm = self._rlm(proxy, qid, logger)
+            try:
+                value = rlm.completion(self.context, root_prompt=question.question).response
+                prediction.stop_reason = "final"
+                last = (logger.get_trajectory() or {}).get("iterations") or [{}]
+                if last[-1].get("final_answer") is None:  # rlms' default answer after its limit
+                    prediction.stop_reason, prediction.stop_axis = "forced", "steps"
+            except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
+                value = rlm._best_partial_answer
+                axis = _axis(exc)
+                if axis is not None:
+                    prediction.stop_reason, prediction.stop_axis = "budget", axis
+                else:
+                    prediction.stop_reason = "error"
+                    prediction.error = f"{type(exc).__name__}: {exc}"
+        outcome = Outcome(value=value or "")
+        answer, cited, extraction = self.extractor._answer(question.question, outcome, governor)
+        citations, rejected, source = with_fallback(self.corpus, cited, [], [])
+        prediction.answer, prediction.citations = answer, citations
+        prediction.raw_answer = value or ""
+        for key, v in effort_from_totals(governor.totals()).items():
+            setattr(prediction, key, v)
+        prediction.wall_s = time.perf_counter() - start
+        if self.config.log_dir is not None:
+            path = trajectory_file(self.config.log_dir, question.id)
+            prediction.trajectory = str(path)
+            traj = self._trajectory(logger, question, governor)
+            result = Result.from_dict(prediction.to_madqa())
+            result.raw_answer, result.extraction = prediction.raw_answer, extraction
+            result.citation_source, result.rejected_citations = source, rejected
+            traj.result = result
+            write_records(path, redact(traj.to_records()))
+        return prediction
+
+    def _trajectory(self, logger: Any, question: Question, governor: Governor) -> Trajectory:
+        """rlms' log as a trajectory, with rlm-docs' metadata and each turn's ledger usage."""
+        logged = logger.get_trajectory() or {"run_metadata": {}, "iterations": []}
+        traj = from_rlms(logged["run_metadata"], logged["iterations"])
+        meta = traj.metadata
+        meta.question, meta.question_id, meta.system = question.question, question.id, self.name
+        meta.budget, meta.sub_model = vars(self.config.budget), self.sub.spec
+        meta.root_model, meta.backend = self.root.spec, self.root.backend
+        roots = [
+            e
+            for e in governor.ledger.entries
+            if e.question_id == governor.question_id and e.role == "root" and e.error is None
+        ]
+        for it, entry in zip(traj.iterations, roots, strict=False):
+            it.usage = TurnUsage(entry.input_tokens, entry.output_tokens, entry.cost_usd)
+        return traj
