@@ -47,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--system", required=True, choices=_SYSTEMS, help="system to evaluate")
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
-    p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
+    p.add_argument(
+        "--sub-model", help="sub-model of the rlm and rlms systems (default: the root model)"
+    )
     p.add_argument(
         "--judge",
         metavar="MODEL",
