@@ -39,6 +39,7 @@ METADATA_KEYS = (
     "other_backends",
 )
 _FULL = "prompt_full"
+_ROOT_PROMPT = "Answer the following: "  # rlms' wording before the root prompt
 
 
 def is_rlms_log(records: list[Any]) -> bool:
@@ -92,10 +93,24 @@ def from_rlms(
                     child["run_metadata"], child.get("iterations", []), depth + 1
                 )
         traj.iterations.append(it)
+    if traj.iterations and traj.metadata.question is None:
+        traj.metadata.question = _root_prompt(traj.iterations[0].prompt)
     last = traj.iterations[-1] if traj.iterations else None
     if last is not None and last.final_answer is not None:
-        traj.result = Result(answer=last.final_answer, stop_reason="final")
+        calls = sum(len(it.sub_calls) for it in traj.iterations)
+        steps = len(traj.iterations)
+        traj.result = Result(answer=last.final_answer, stop_reason="final", steps=steps)
+        traj.result.sub_calls = calls
     return traj
+
+
+def _root_prompt(messages: list[dict[str, Any]]) -> str | None:
+    """The question rlms put in its first user message (`Answer the following: ...`)."""
+    for m in messages:
+        text = m.get("content") if m.get("role") == "user" else None
+        if isinstance(text, str) and text.startswith(_ROOT_PROMPT):
+            return text[len(_ROOT_PROMPT) :].split("\n\n", 1)[0].strip() or None
+    return None
 
 
 def from_rlms_records(records: list[dict[str, Any]]) -> Trajectory:
