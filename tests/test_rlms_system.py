@@ -102,15 +102,20 @@ def test_eval_cli_runs_rlms_end_to_end(tmp_path):
     assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
 
 
-def test_models_that_cannot_drive_rlms_are_refused_in_one_line(tmp_path, capsys):
+def test_offline_takes_rlms_seat_and_a_person_is_refused(tmp_path, capsys):
     store = build_store(tmp_path / "store")
-    code = main(
-        [
-            "eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--system", "rlms",
-            "--model", "offline", "--out", str(tmp_path / "run"), "--no-progress",
-        ]
-    )  # fmt: skip
+    args = ["eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--system", "rlms"]
+    assert main([*args, "--model", "offline", "--out", str(tmp_path / "run"), "--no-progress"]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    by_id = {r["id"]: r for r in rows}
+    # the context-only offline policy, through rlms' loop: one turn, its sub-calls, its JSON
+    assert by_id["q5"]["answer"] == ["12,500"]
+    assert by_id["q5"]["citations"] == [{"file": "globex_2021_10k", "page": 3}]
+    assert all((r["steps"], r["stop_reason"]) == (1, "final") for r in rows)
+    assert all(r["sub_calls"] >= 1 for r in rows)
+    capsys.readouterr()
+    code = main([*args, "--model", "human", "--out", str(tmp_path / "run2"), "--no-progress"])
     err = capsys.readouterr().err.strip()
     assert code == 2
-    assert "offline cannot drive rlms' loop" in err and len(err.splitlines()) == 1
-    assert not (tmp_path / "run").exists()
+    assert "cannot take rlms' seat" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "run2").exists()

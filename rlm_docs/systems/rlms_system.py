@@ -17,8 +17,8 @@ for `rlm`), its `answer` dict protocol. Around it, per question:
 - its rlms log becomes an rlm-docs trajectory (`rlm_docs.engine.rlms_log`), each root turn
   with its ledger usage, so the viewer, report and decomposition record read it like `rlm`'s.
 
-Needs the `rlms` extra. The `offline`, `scripted` and `human` models are refused: rlms' loop
-needs a model that writes rlms' ```repl``` blocks, which the offline policy does not.
+Needs the `rlms` extra. Any model string works but `human`; with `offline`, the offline
+policy takes rlms' root seat (`rlm_docs.offline.rlms_root`).
 """
 
 import time
@@ -38,8 +38,6 @@ from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
 from rlm_docs.rlms import DEFAULT_ITERATIONS, ENVIRONMENT, register
 from rlm_docs.systems.base import SystemConfig
-
-_NO_HTTP = ("offline", "scripted", "human")
 
 
 def _axis(exc: BaseException) -> str | None:
@@ -61,11 +59,10 @@ class RlmsSystem:
         self.root = make_client(config.model, cache=config.cache)
         self.sub = make_client(config.sub_model or config.model, cache=config.cache)
         for client in (self.root, self.sub):
-            if client.backend in _NO_HTTP:
+            if client.backend == "human":  # the proxy answers from a server thread
                 raise ConfigError(
-                    f"system rlms: model {client.spec} cannot drive rlms' loop (it needs a model "
-                    "that writes rlms' ```repl``` blocks); use an HTTP model, e.g. "
-                    "openai:NAME@http://127.0.0.1:8000/v1"
+                    f"system rlms: model {client.spec}: a person at the terminal cannot take "
+                    "rlms' seat; use --system rlm for that"
                 )
         self.corpus = config.corpus
         self.context = self.corpus.render()
