@@ -108,6 +108,25 @@ def test_input_token_budget_refuses_before_sending():
             assert proxy.effort("q")["input_tokens"] == srv.served_usage()["prompt_tokens"]
 
 
+def test_dollars_are_priced_like_rlm_docs_calls_and_a_dollar_limit_refuses():
+    with ChatServer(reply=lambda m: "a fairly short reply") as srv:
+        budget = Budget(max_cost_usd=0.00001)  # gpt-5-mini: $0.25 / $2 per 1M tokens
+        upstream = f"openai:gpt-5-mini@{srv.base_url}"
+        with MeteringProxy(upstream, budget=budget, cache=False) as proxy:
+            q = _client(proxy.question_url("q"))
+            r = q.chat.completions.create(model="gpt-5-mini", messages=HI)
+            (entry,) = proxy.ledger.entries
+            expected = (entry.input_tokens * 0.25 + entry.output_tokens * 2.0) / 1e6
+            assert entry.cost_usd == pytest.approx(expected)
+            assert r.model_extra["rlm_docs"]["cost_usd"] == entry.cost_usd
+            assert srv.requests[0].body["max_tokens"] > 0  # the governor capped the reply
+            with pytest.raises(openai.BadRequestError) as refused:
+                q.chat.completions.create(model="gpt-5-mini", messages=HI * 20)
+            assert refused.value.body["axis"] == "cost_usd"
+            assert len(srv.requests) == 1
+            assert proxy.effort("q")["cost_usd"] == pytest.approx(expected)
+
+
 def test_requests_the_proxy_cannot_relay():
     with ChatServer() as srv, MeteringProxy(f"openai:up@{srv.base_url}", cache=False) as proxy:
         c = _client(proxy.base_url)

@@ -77,6 +77,16 @@ def test_a_refused_root_call_ends_the_run_as_a_budget_stop(tmp_path):
     assert len(traj.iterations) == 1
 
 
+def test_rlms_turn_limit_then_its_default_answer_is_a_forced_stop(tmp_path):
+    with ChatServer(reply=rlms_model) as server:
+        pred, ledger = _answer(server, tmp_path, Budget(max_steps=1))
+    assert (pred.stop_reason, pred.stop_axis, pred.steps) == ("forced", "steps", 2)
+    assert [e.role for e in ledger.entries][:3] == ["root", "sub", "root"]
+    traj = load_trajectory(pred.trajectory)
+    assert traj.metadata.max_iterations == 1
+    assert traj.iterations[-1].response == "No answer was submitted in time."
+
+
 def test_eval_cli_runs_rlms_end_to_end(tmp_path):
     store = build_store(tmp_path / "store")
     with ChatServer(reply=rlms_model) as server:

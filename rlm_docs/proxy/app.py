@@ -18,6 +18,8 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -33,6 +35,7 @@ from rlm_docs.proxy.meter import DEFAULT_QUESTION, PASSED_PARAMS, ROLES, Meter
 QUESTION_HEADER = "x-rlm-docs-question"
 ROLE_HEADER = "x-rlm-docs-role"
 MAX_BODY_BYTES = 64_000_000  # an agent's whole context may be in one prompt
+CALL_THREADS = 64
 
 
 class ApiError(Exception):
@@ -160,6 +163,10 @@ def make_app(meter: Meter) -> FastAPI:
     """The FastAPI app over `meter` (see module docstring)."""
     app = FastAPI(title="rlm-docs metering proxy", docs_url=None, redoc_url=None)
     app.state.meter = meter
+    # Upstream calls block a thread each; asyncio's default pool (cores + 4) would queue an
+    # agent's parallel sub-calls behind each other, while the governor already bounds them.
+    calls = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="rlm-docs-proxy")
+    app.state.calls = calls  # shut down by whoever stops the server
 
     @app.exception_handler(ApiError)
     async def _refused(request: Request, exc: ApiError) -> JSONResponse:
@@ -177,10 +184,9 @@ def make_app(meter: Meter) -> FastAPI:
             meter.client(model if isinstance(model, str) else None)
         except ConfigError as exc:
             raise ApiError(404, str(exc), code="model_not_found") from None
+        call = partial(meter.call, messages, question_id=question, role=role, model=model)
         try:
-            c = await asyncio.to_thread(
-                meter.call, messages, question_id=question, role=role, model=model, **sampling
-            )
+            c = await asyncio.get_running_loop().run_in_executor(calls, partial(call, **sampling))
         except BudgetExceeded as exc:
             return _refusal(exc)
         except PromptTooLarge as exc:

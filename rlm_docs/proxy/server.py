@@ -60,6 +60,7 @@ class MeteringProxy:
         self.meter = Meter(clients, budget, ledger, count_steps=count_steps)
         self.port = port
         self._server: Any = None
+        self._app: Any = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -85,7 +86,8 @@ class MeteringProxy:
 
         sock = _bind(self.port)
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(make_app(self.meter), log_level="warning", lifespan="off")
+        self._app = make_app(self.meter)
+        config = uvicorn.Config(self._app, log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
@@ -103,6 +105,7 @@ class MeteringProxy:
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
+            self._app.state.calls.shutdown(wait=False)
             self._server = self._thread = None
 
     def __enter__(self) -> "MeteringProxy":

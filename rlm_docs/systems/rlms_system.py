@@ -79,6 +79,7 @@ class RlmsSystem:
                 "base_url": proxy.question_url(qid, role),
                 "api_key": "rlm-docs-proxy",  # the proxy holds the real keys
                 "max_retries": 0,  # rlm-docs' clients retry behind the proxy
+                "timeout": None,  # and time out there (rlms' 300 s would cut their retries)
             }
 
         return ReferenceRLM(
@@ -111,8 +112,8 @@ class RlmsSystem:
             try:
                 value = rlm.completion(self.context, root_prompt=question.question).response
                 prediction.stop_reason = "final"
-                last = (logger.get_trajectory() or {}).get("iterations") or [{}]
-                if last[-1].get("final_answer") is None:  # rlms' default answer after its limit
+                turns = (logger.get_trajectory() or {}).get("iterations") or []
+                if len(turns) > self.iterations:  # rlms' default answer after its last turn
                     prediction.stop_reason, prediction.stop_axis = "forced", "steps"
             except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
                 value = rlm._best_partial_answer
