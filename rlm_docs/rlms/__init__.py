@@ -55,7 +55,7 @@ def register() -> None:
         return original(environment, environment_kwargs)
 
     setattr(get_environment, _MARK, True)
-    core.get_environment = get_environment
+    setattr(core, "get_environment", get_environment)  # noqa: B010 - rlms' module, not ours
 
 
 __all__ = [
