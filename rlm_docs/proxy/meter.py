@@ -45,6 +45,7 @@ class Meter:
         ledger: Ledger | None = None,
         *,
         count_steps: bool = True,
+        record: bool = False,
     ) -> None:
         if not upstreams:
             raise ConfigError("proxy: at least one upstream model is needed")
@@ -52,6 +53,10 @@ class Meter:
         self.budget = budget or Budget()
         self.ledger = ledger if ledger is not None else Ledger()
         self.count_steps = count_steps
+        # With `record`, each question's calls as (role, messages, completion), in call order.
+        self.exchanges: dict[str, list[tuple[str, list[dict], Completion]]] | None = (
+            {} if record else None
+        )
         self._governors: dict[str, Governor] = {}
         self._lock = threading.Lock()
 
@@ -100,7 +105,11 @@ class Meter:
         gov = self.governor(question_id)
         if role == "root" and self.count_steps:
             gov.step()
-        return gov.call(client, messages, role=role, **sampling)
+        completion = gov.call(client, messages, role=role, **sampling)
+        if self.exchanges is not None:
+            with self._lock:
+                self.exchanges.setdefault(question_id, []).append((role, messages, completion))
+        return completion
 
     def questions(self) -> list[str]:
         """Question ids seen so far, in first-call order."""

@@ -47,6 +47,7 @@ class MeteringProxy:
         port: int = 0,
         cache: Any = True,
         count_steps: bool = True,
+        record: bool = False,
     ) -> None:
         try:
             import uvicorn  # noqa: F401
@@ -57,7 +58,7 @@ class MeteringProxy:
             ) from None
         given = upstreams if isinstance(upstreams, list) else [upstreams]
         clients = [make_client(u, cache=cache) if isinstance(u, str) else u for u in given]
-        self.meter = Meter(clients, budget, ledger, count_steps=count_steps)
+        self.meter = Meter(clients, budget, ledger, count_steps=count_steps, record=record)
         self.port = port
         self._server: Any = None
         self._app: Any = None

@@ -24,13 +24,9 @@ policy takes rlms' root seat (`rlm_docs.offline.rlms_root`).
 import time
 from typing import Any
 
-from rlm_docs.engine import RLM, Prediction
-from rlm_docs.engine.citation_check import with_fallback
-from rlm_docs.engine.loop import Outcome
-from rlm_docs.engine.prediction import effort_from_totals
-from rlm_docs.engine.records import Result, Trajectory, TurnUsage
+from rlm_docs.engine import Prediction
+from rlm_docs.engine.records import Trajectory, TurnUsage
 from rlm_docs.engine.rlms_log import from_rlms
-from rlm_docs.engine.trajectory import redact, trajectory_file, write_records
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Governor
 from rlm_docs.models import make_client
@@ -38,14 +34,7 @@ from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
 from rlm_docs.rlms import DEFAULT_ITERATIONS, ENVIRONMENT, register
 from rlm_docs.systems.base import SystemConfig
-
-
-def _axis(exc: BaseException) -> str | None:
-    """The budget axis of a proxy refusal (an openai `BadRequestError` with its body)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and body.get("code") == "budget_exceeded":
-        return str(body.get("axis"))
-    return None
+from rlm_docs.systems.proxied import budget_axis, extractor, finish
 
 
 class RlmsSystem:
@@ -67,8 +56,7 @@ class RlmsSystem:
         self.corpus = config.corpus
         self.context = self.corpus.render()
         self.iterations = config.budget.max_steps or DEFAULT_ITERATIONS
-        # MADQA's extraction step in the `madqa` prompt's wording, as `rlm --prompt madqa` uses.
-        self.extractor = RLM(self.corpus, model=self.root, prompt="madqa", ledger=config.ledger)
+        self.extractor = extractor(config, self.root)
 
     def _rlm(self, proxy: MeteringProxy, qid: str, logger: Any) -> Any:
         from rlm import RLM as ReferenceRLM
@@ -103,9 +91,7 @@ class RlmsSystem:
         prediction = Prediction(question=question.question, question_id=question.id)
         logger = RLMLogger()
         value: str | None = None
-        proxy = MeteringProxy(
-            [self.root, self.sub], ledger=governor.ledger, cache=False, count_steps=False
-        )
+        proxy = MeteringProxy([self.root, self.sub], ledger=governor.ledger, count_steps=False)
         proxy.meter.attach(qid, governor)
         with proxy:
             rlm = self._rlm(proxy, qid, logger)
@@ -117,30 +103,16 @@ class RlmsSystem:
                     prediction.stop_reason, prediction.stop_axis = "forced", "steps"
             except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
                 value = rlm._best_partial_answer
-                axis = _axis(exc)
+                axis = budget_axis(exc)
                 if axis is not None:
                     prediction.stop_reason, prediction.stop_axis = "budget", axis
                 else:
                     prediction.stop_reason = "error"
                     prediction.error = f"{type(exc).__name__}: {exc}"
-        outcome = Outcome(value=value or "")
-        answer, cited, extraction = self.extractor._answer(question.question, outcome, governor)
-        citations, rejected, source = with_fallback(self.corpus, cited, [], [])
-        prediction.answer, prediction.citations = answer, citations
-        prediction.raw_answer = value or ""
-        for key, v in effort_from_totals(governor.totals()).items():
-            setattr(prediction, key, v)
-        prediction.wall_s = time.perf_counter() - start
-        if self.config.log_dir is not None:
-            path = trajectory_file(self.config.log_dir, question.id)
-            prediction.trajectory = str(path)
-            traj = self._trajectory(logger, question, governor)
-            result = Result.from_dict(prediction.to_madqa())
-            result.raw_answer, result.extraction = prediction.raw_answer, extraction
-            result.citation_source, result.rejected_citations = source, rejected
-            traj.result = result
-            write_records(path, redact(traj.to_records()))
-        return prediction
+        traj = self._trajectory(logger, question, governor)
+        return finish(
+            self.config, self.extractor, question, governor, prediction, value or "", traj, start
+        )
 
     def _trajectory(self, logger: Any, question: Question, governor: Governor) -> Trajectory:
         """rlms' log as a trajectory, with rlm-docs' metadata and each turn's ledger usage."""
