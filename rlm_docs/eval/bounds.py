@@ -72,6 +72,9 @@ def calls_per_question(system: str, budget: Budget, options: dict[str, Any], jud
     elif system == "rlms":  # its turns, its default-answer turn, the extraction call
         turns = steps if steps is not None else RLMS_DEFAULT_ITERATIONS
         calls = Bound(turns + 2) + _sub_calls(budget, True)
+    elif system == "agent":  # its root calls are steps, refused past max_steps by the proxy
+        root = Bound(None, "--max-steps") if steps is None else Bound(steps + 1)
+        calls = root + _sub_calls(budget, True)
     elif system == "bm25-agent":
         turns = options.get("max_iterations", 10)
         calls = Bound(min(turns, steps if steps is not None else turns) + 1)

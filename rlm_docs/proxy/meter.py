@@ -14,7 +14,7 @@ from typing import Any
 
 from rlm_docs.engine.prediction import effort_from_totals
 from rlm_docs.errors import ConfigError
-from rlm_docs.governor import Budget, Governor, Ledger
+from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.models import Client, Completion
 
 DEFAULT_QUESTION = "default"
@@ -57,6 +57,7 @@ class Meter:
         self.exchanges: dict[str, list[tuple[str, list[dict], Completion]]] | None = (
             {} if record else None
         )
+        self.refusals: dict[str, str] = {}  # question -> the axis of its last refused call
         self._governors: dict[str, Governor] = {}
         self._lock = threading.Lock()
 
@@ -103,9 +104,14 @@ class Meter:
             raise ConfigError(f"role {role!r}: expected one of {', '.join(ROLES)}")
         client = self.client(model)
         gov = self.governor(question_id)
-        if role == "root" and self.count_steps:
-            gov.step()
-        completion = gov.call(client, messages, role=role, **sampling)
+        try:
+            if role == "root" and self.count_steps:
+                gov.step()
+            completion = gov.call(client, messages, role=role, **sampling)
+        except BudgetExceeded as exc:
+            with self._lock:
+                self.refusals[question_id] = exc.axis
+            raise
         if self.exchanges is not None:
             with self._lock:
                 self.exchanges.setdefault(question_id, []).append((role, messages, completion))

@@ -26,6 +26,7 @@ _REGISTRY = {
     "long-context": "rlm_docs.systems.long_context:LongContext",
     "map-reduce": "rlm_docs.systems.map_reduce:MapReduce",
     "rlms": "rlm_docs.systems.rlms_system:RlmsSystem",
+    "agent": "rlm_docs.systems.agent_system:AgentSystem",
 }
 SYSTEM_NAMES = tuple(_REGISTRY)
 
