@@ -142,8 +142,14 @@ def test_requests_the_proxy_cannot_relay():
                 messages=HI,
                 tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
             )
+        for bad in ([{"content": "no role"}], [{"role": "user", "content": {"x": 1}}]):
+            with pytest.raises(openai.BadRequestError, match=r"messages\[0\]"):
+                c.chat.completions.create(model="up", messages=bad)
         assert [m.id for m in c.models.list()] == ["up"]
         assert srv.requests == []
+        parts = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+        assert c.chat.completions.create(model="up", messages=parts).choices
+        assert [r.body["messages"] for r in srv.requests] == [[{"role": "user", "content": "hi"}]]
 
 
 def test_proxy_command_writes_ledger_and_effort(tmp_path: Path):

@@ -74,12 +74,24 @@ def _sse(data: dict[str, Any] | str) -> str:
 
 
 def _messages(body: dict[str, Any]) -> list[dict]:
+    """The chat messages as `{role, content}` with text content (text parts joined)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise ApiError(400, "messages: expected a non-empty list")
-    if not all(isinstance(m, dict) for m in messages):
-        raise ApiError(400, "messages: every message must be an object")
-    return messages
+    out = []
+    for n, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise ApiError(400, f"messages[{n}]: expected an object with a string 'role'")
+        content = m.get("content")
+        if isinstance(content, list):  # content parts: the text ones
+            parts = [p.get("text") for p in content if isinstance(p, dict)]
+            if not all(isinstance(t, str) for t in parts) or len(parts) != len(content):
+                raise ApiError(400, f"messages[{n}].content: only text parts can be relayed")
+            content = "".join(parts)
+        if not isinstance(content, str):
+            raise ApiError(400, f"messages[{n}].content: expected text")
+        out.append({"role": m["role"], "content": content})
+    return out
 
 
 def _sampling(body: dict[str, Any]) -> dict[str, Any]:
@@ -179,9 +191,9 @@ def make_app(meter: Meter) -> FastAPI:
             raise ApiError(400, f"role {role!r}: expected one of {', '.join(ROLES)}")
         body = await _body(request)
         messages, sampling = _messages(body), _sampling(body)
-        model = body.get("model")
+        model = body.get("model") if isinstance(body.get("model"), str) else None
         try:
-            meter.client(model if isinstance(model, str) else None)
+            meter.client(model)
         except ConfigError as exc:
             raise ApiError(404, str(exc), code="model_not_found") from None
         call = partial(meter.call, messages, question_id=question, role=role, model=model)
