@@ -127,6 +127,20 @@ def test_what_rlms_local_environment_allows_the_sandbox_refuses(tmp_path):
         env.cleanup()
 
 
+def test_a_cell_that_runs_over_restarts_the_worker_with_context_bound_again():
+    env = SandboxEnv(context_payload="abc", limits={"wall_s": 1})
+    try:
+        pid = env.sandbox.pid
+        stuck = env.execute_code("while True:\n    pass")
+        assert "TimeoutError" in stuck.stderr and "bound again" in stuck.stderr
+        assert env.sandbox.pid != pid
+        assert env.execute_code("print(context, answer)").stdout == (
+            "abc {'content': '', 'ready': False}\n"
+        )
+    finally:
+        env.cleanup()
+
+
 def test_answer_dict_and_refused_options():
     env = SandboxEnv(context_payload=["a", "b"])
     try:

@@ -74,6 +74,7 @@ class SandboxEnv(NonIsolatedEnv):
         self.lm_handler_address = lm_handler_address
         self.limits = _limits(limits)
         self._pending: list[RLMChatCompletion] = []
+        self._context: dict | list | str | None = None
         self.sandbox: Sandbox | None = None
         self.setup()
         if context_payload is not None:
@@ -139,6 +140,7 @@ class SandboxEnv(NonIsolatedEnv):
             self.sandbox.set("context", context_payload)
         except TypeError as exc:
             raise ConfigError(f"rlms context: {exc}") from None
+        self._context = context_payload
 
     def _final_answer(self) -> str | None:
         assert self.sandbox is not None
@@ -164,10 +166,16 @@ class SandboxEnv(NonIsolatedEnv):
         started = time.perf_counter()
         self._pending = []
         cell = self.sandbox.run(code)
+        stderr = cell.error or ""
+        if cell.restarted:  # a timeout or a crash: the new worker gets rlms' names back
+            self.sandbox.set("answer", dict(_FRESH_ANSWER))
+            if self._context is not None:
+                self.sandbox.set("context", self._context)
+            stderr += " (`context` and `answer` were bound again)"
         final = self._final_answer()
         return REPLResult(
             stdout=cell.stdout,
-            stderr=cell.error or "",
+            stderr=stderr,
             locals={},
             execution_time=time.perf_counter() - started,
             rlm_calls=list(self._pending),
