@@ -26,6 +26,9 @@ def _bind(port: int) -> socket.socket:
     the real port is known and a busy port is one clear error."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without it a reply's header and body writes met the
+    # client's delayed ACK, and every proxied call waited ~45 ms (p50 52 ms, 4 ms with it).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind(("127.0.0.1", port))
     except OSError as exc:
