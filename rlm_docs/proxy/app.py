@@ -84,10 +84,11 @@ def _messages(body: dict[str, Any]) -> list[dict]:
             raise ApiError(400, f"messages[{n}]: expected an object with a string 'role'")
         content = m.get("content")
         if isinstance(content, list):  # content parts: the text ones
-            parts = [p.get("text") for p in content if isinstance(p, dict)]
-            if not all(isinstance(t, str) for t in parts) or len(parts) != len(content):
+            parts = [p.get("text") if isinstance(p, dict) else None for p in content]
+            texts = [t for t in parts if isinstance(t, str)]
+            if len(texts) != len(content):
                 raise ApiError(400, f"messages[{n}].content: only text parts can be relayed")
-            content = "".join(parts)
+            content = "".join(texts)
         if not isinstance(content, str):
             raise ApiError(400, f"messages[{n}].content: expected text")
         out.append({"role": m["role"], "content": content})
