@@ -42,10 +42,10 @@ def finish(
 ) -> Prediction:
     """Answer and citations from `value` (the extraction call, when it is not already MADQA's
     JSON), effort from the governor, and the trajectory file (when logging)."""
-    outcome = Outcome(value=value)
-    answer, cited, how = extract._answer(question.question, outcome, governor)
-    citations, rejected, source = with_fallback(config.corpus, cited, [], [])
-    prediction.answer, prediction.citations, prediction.raw_answer = answer, citations, value
+    answer, how = extract._answer(question.question, Outcome(value=value), governor)
+    citations, rejected, source = with_fallback(config.corpus, answer.citations, [], [])
+    prediction.answer, prediction.citations, prediction.raw_answer = answer.values, citations, value
+    prediction.explanation, prediction.caveat = answer.explanation, answer.caveat
     for key, v in effort_from_totals(governor.totals()).items():
         setattr(prediction, key, v)
     prediction.wall_s = time.perf_counter() - start
