@@ -2,6 +2,8 @@
 and the rows carry the workload scorers' results."""
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,13 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.systems import SYSTEM_NAMES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench" / "trec_small.jsonl"
+# `agent` runs a program per question: one that asks the (offline) model through the proxy.
+ASK = (
+    "import openai, os, sys; q = sys.stdin.read(); print(openai.OpenAI().chat.completions.create("
+    "model=os.environ['RLM_DOCS_AGENT_MODEL'], messages=[{'role': 'user', 'content': q}])"
+    ".choices[0].message.content)"
+)
+EXTRA = {"agent": ["--agent-command", shlex.join([sys.executable, "-c", ASK])]}
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +49,7 @@ def test_every_system_evaluates_and_reports(
             str(part / "corpus"),
         ]
         args += ["--system", system, "--model", "offline", "--out", str(out), "--no-progress"]
+        args += EXTRA.get(system, [])
         assert main([*args, "--workers", "1"]) == 0, system
         rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
         assert len(rows) == 2 and all(r["stage"] in (workload, "empty") for r in rows), system

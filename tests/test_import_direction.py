@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models",),
     ("governor", "ingest"),
     ("engine", "bench"),
+    ("proxy", "rlms"),
     ("systems",),
     ("eval",),
     ("viewer", "serve", "hub", "export", "tracing"),

@@ -72,6 +72,7 @@ _COMMANDS = (
     "mcp",
     "data",
     "export",
+    "proxy",
 )
 
 

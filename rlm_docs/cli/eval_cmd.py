@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # The run finished, but some questions failed (a model outage, a broken store): not a user
 # error (2), not a clean run (0), so scripts and sweeps can tell and retry.
 FAILED_QUESTIONS = 3
-_SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce")
+_SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce", "rlms", "agent")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--system", required=True, choices=_SYSTEMS, help="system to evaluate")
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
-    p.add_argument("--sub-model", help="sub-model of the rlm system (default: the root model)")
+    p.add_argument(
+        "--sub-model", help="sub-model of the rlm and rlms systems (default: the root model)"
+    )
     p.add_argument(
         "--judge",
         metavar="MODEL",
@@ -132,6 +134,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--judge-specificity", type=fraction, default=1.0, help="for Rogan-Gladen (default 1.0)"
     )
+    p.add_argument(
+        "--agent-command",
+        metavar="CMD",
+        help="agent: the program run per question (question on stdin, answer on stdout, model "
+        "calls through a metering proxy at OPENAI_BASE_URL; see docs/proxy.md)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--otel",
@@ -170,6 +178,12 @@ def options_from_args(args: argparse.Namespace) -> dict:
         return options | ({"confirm_final": False} if args.no_confirm_final else {})
     if args.system == "bm25-agent":
         return {"k": args.top_k, "max_iterations": args.max_iterations}
+    if args.agent_command is not None and args.system != "agent":
+        raise ConfigError("--agent-command applies to --system agent only")
+    if args.system == "rlms":  # rlms' loop has no options of its own here
+        return {}
+    if args.system == "agent":
+        return {"command": args.agent_command}
     if args.system in ("long-context", "map-reduce"):
         options = {"context_window": args.context_window}
         if args.system == "map-reduce":

@@ -60,6 +60,7 @@ from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.engine.records import Iteration, Metadata, Result, Trajectory
+from rlm_docs.engine.rlms_log import from_rlms_records, is_rlms_log
 from rlm_docs.errors import DatasetError
 from rlm_docs.jsonl import read_jsonl
 
@@ -136,12 +137,15 @@ MAX_CHILD_DEPTH = 32  # nested child runs a trajectory may hold (readers recurse
 
 
 def load_trajectory(path: str | os.PathLike) -> Trajectory:
-    """The one reader of trajectory files (version 1 or 2) as typed records; DatasetError
-    naming the file (and line) when it is not a readable trajectory (a crafted one nesting
-    child runs hundreds deep included)."""
+    """The one reader of trajectory files (version 1 or 2, or an rlms log: see
+    `rlm_docs.engine.rlms_log`) as typed records; DatasetError naming the file (and line) when
+    it is not a readable trajectory (a crafted one nesting child runs hundreds deep included)."""
     records = read_jsonl(Path(path))
     try:
-        traj = Trajectory.from_records(records)
+        if is_rlms_log(records):
+            traj = from_rlms_records(records)
+        else:
+            traj = Trajectory.from_records(records)
     except DatasetError as exc:
         raise DatasetError(f"{path}: {exc}") from None
     except RecursionError:  # child runs nested past what a real run's max_depth allows

@@ -25,6 +25,7 @@ from typing import Any
 from rlm_docs.governor import Budget
 from rlm_docs.models.prices import FREE, Price, load_prices
 from rlm_docs.models.spec import parse_spec
+from rlm_docs.rlms import DEFAULT_ITERATIONS as RLMS_DEFAULT_ITERATIONS
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,12 @@ def calls_per_question(system: str, budget: Budget, options: dict[str, Any], jud
     if system == "rlm":
         root = Bound(None, "--max-steps") if steps is None else Bound(steps + 2)
         calls = root + _sub_calls(budget, options.get("sub_calls", True))
+    elif system == "rlms":  # its turns, its default-answer turn, the extraction call
+        turns = steps if steps is not None else RLMS_DEFAULT_ITERATIONS
+        calls = Bound(turns + 2) + _sub_calls(budget, True)
+    elif system == "agent":  # its root calls are steps, refused past max_steps by the proxy
+        root = Bound(None, "--max-steps") if steps is None else Bound(steps + 1)
+        calls = root + _sub_calls(budget, True)
     elif system == "bm25-agent":
         turns = options.get("max_iterations", 10)
         calls = Bound(min(turns, steps if steps is not None else turns) + 1)

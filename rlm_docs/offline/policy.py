@@ -2,7 +2,8 @@
 
 The role is read from the first message's marker line: `[rlm-docs:root NAME]` (the marker of
 `prompts/docs.txt` and `prompts/madqa.txt`) -> the root policy (`root`); `[rlm-docs:baseline
-NAME]` -> the baseline systems' policy (`baselines`); `[rlm-docs:extract]` -> the JSON of a
+NAME]` -> the baseline systems' policy (`baselines`); rlms' own system prompt -> the policy in
+the reference RLM's seat (`rlms_root`); `[rlm-docs:extract]` -> the JSON of a
 deterministic parse of the response (`rlm_docs.answer_parsing.heuristic_answer`); anything else
 is a sub-call: a classification prompt of `workloads` gets the TREC rules of `trec`, any other
 prompt the extractive reader (`reader`).
@@ -14,6 +15,7 @@ from dataclasses import asdict
 from rlm_docs.answer_parsing import heuristic_answer
 from rlm_docs.offline.baselines import BASELINE_MARKER, baseline_reply
 from rlm_docs.offline.reader import read
+from rlm_docs.offline.rlms_root import is_rlms, rlms_reply
 from rlm_docs.offline.root import root_reply
 from rlm_docs.offline.workloads import classification_reply
 
@@ -22,12 +24,15 @@ EXTRACT_MARKER = "[rlm-docs:extract]"
 
 
 def detect_role(messages: list[dict]) -> str:
-    """`root`, `baseline`, `extract` or `sub`, from the marker line of the first message."""
+    """`root`, `baseline`, `rlms`, `extract` or `sub`, from the marker line of the first
+    message."""
     first = str(messages[0].get("content", "")) if messages else ""
     if first.startswith(ROOT_MARKER):
         return "root"
     if first.startswith(BASELINE_MARKER):
         return "baseline"
+    if is_rlms(messages):
+        return "rlms"
     if EXTRACT_MARKER in first:
         return "extract"
     return "sub"
@@ -48,6 +53,8 @@ def reply(messages: list[dict]) -> str:
         return root_reply(messages)
     if role == "baseline":
         return baseline_reply(messages)
+    if role == "rlms":
+        return rlms_reply(messages)
     if role == "extract":
         return extract_reply(messages)
     prompt = "\n".join(str(m.get("content", "")) for m in messages)

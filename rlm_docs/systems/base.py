@@ -25,6 +25,8 @@ _REGISTRY = {
     "static-rag": "rlm_docs.systems.static_rag:StaticRag",
     "long-context": "rlm_docs.systems.long_context:LongContext",
     "map-reduce": "rlm_docs.systems.map_reduce:MapReduce",
+    "rlms": "rlm_docs.systems.rlms_system:RlmsSystem",
+    "agent": "rlm_docs.systems.agent_system:AgentSystem",
 }
 SYSTEM_NAMES = tuple(_REGISTRY)
 

@@ -1,0 +1,60 @@
+"""What the systems whose model calls go through the metering proxy share (`rlms`, `agent`):
+their answer text goes through MADQA's extraction step, their effort comes from the question's
+governor, and their trajectory is written like every system's."""
+
+import time
+from typing import Any
+
+from rlm_docs.engine import RLM, Prediction
+from rlm_docs.engine.citation_check import with_fallback
+from rlm_docs.engine.loop import Outcome
+from rlm_docs.engine.prediction import effort_from_totals
+from rlm_docs.engine.records import Result, Trajectory
+from rlm_docs.engine.trajectory import redact, trajectory_file, write_records
+from rlm_docs.governor import Governor
+from rlm_docs.models import Client
+from rlm_docs.questions import Question
+from rlm_docs.systems.base import SystemConfig
+
+
+def budget_axis(exc: BaseException) -> str | None:
+    """The budget axis of a proxy refusal seen by an OpenAI client (`BadRequestError.body`)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and body.get("code") == "budget_exceeded":
+        return str(body.get("axis"))
+    return None
+
+
+def extractor(config: SystemConfig, client: Client) -> RLM:
+    """MADQA's extraction step in the `madqa` prompt's wording, as `rlm --prompt madqa` uses."""
+    return RLM(config.corpus, model=client, prompt="madqa", ledger=config.ledger)
+
+
+def finish(
+    config: SystemConfig,
+    extract: RLM,
+    question: Question,
+    governor: Governor,
+    prediction: Prediction,
+    value: str,
+    trajectory: Trajectory,
+    start: float,
+) -> Prediction:
+    """Answer and citations from `value` (the extraction call, when it is not already MADQA's
+    JSON), effort from the governor, and the trajectory file (when logging)."""
+    answer, how = extract._answer(question.question, Outcome(value=value), governor)
+    citations, rejected, source = with_fallback(config.corpus, answer.citations, [], [])
+    prediction.answer, prediction.citations, prediction.raw_answer = answer.values, citations, value
+    prediction.explanation, prediction.caveat = answer.explanation, answer.caveat
+    for key, v in effort_from_totals(governor.totals()).items():
+        setattr(prediction, key, v)
+    prediction.wall_s = time.perf_counter() - start
+    if config.log_dir is not None:
+        path = trajectory_file(config.log_dir, question.id)
+        prediction.trajectory = str(path)
+        result: Any = Result.from_dict(prediction.to_madqa())
+        result.raw_answer, result.extraction = value, how
+        result.citation_source, result.rejected_citations = source, rejected
+        trajectory.result = result
+        write_records(path, redact(trajectory.to_records()))
+    return prediction
