@@ -145,7 +145,10 @@ def bench_search(data: Path, store: Path, rounds: int) -> None:
         ids = bm25s.tokenize(q, stopwords="en", stemmer=stem, show_progress=False)
         retriever.retrieve(ids, k=K, show_progress=False)
 
-    ours, anchors, ours_cpu, anchors_cpu = [], [], [], []
+    ours: list[float] = []
+    anchors: list[float] = []
+    ours_cpu: list[float] = []
+    anchors_cpu: list[float] = []
     for q in questions:  # warm both: memory-mapped index pages, caches
         corpus.search(q, k=K)
         anchor(q)

@@ -389,8 +389,7 @@ class Searcher:
         fit = self.filing_scores(query) if boost_names and w.filing else None
         drop: set[str] = set()
         if fit is not None and fit.any() and w.strip:
-            named = [self.filings[i] for i in np.flatnonzero(fit)]
-            drop = naming_words(query, named)
+            drop = naming_words(query, [self.filings[i] for i in np.flatnonzero(fit)])
         qids = sorted(set(self.tokenizer.ids(query_text(query, drop), grow=False)))
         if not qids and drop:
             qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
@@ -444,8 +443,8 @@ class Searcher:
         order = np.lexsort((rows, -scores))
         rows, scores = rows[order], scores[order]
         if w.diverse and k > 1 and len(rows) > k:
-            docs = self.doc_of_page[rows]
-            other = np.flatnonzero(docs != docs[0])
+            owners = self.doc_of_page[rows]
+            other = np.flatnonzero(owners != owners[0])
             if len(other) and other[0] >= k:  # the top k are all one document's pages
                 pick = np.concatenate([np.arange(k - 1), other[:1]])
                 rows, scores = rows[pick], scores[pick]
