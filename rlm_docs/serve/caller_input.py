@@ -18,9 +18,10 @@ class BadField(ValueError):
 
 
 _NUMERIC = [f.name for f in fields(Budget) if f.name.startswith("max_")]
+EXTENSION = "rlm_docs"  # the request's own object beside the OpenAI fields (`wire`)
 
 
-def request_budget(server: Budget, given: Any, prefix: str = "rlm_docs.budget") -> Budget:
+def request_budget(server: Budget, given: Any, prefix: str = f"{EXTENSION}.budget") -> Budget:
     """The server's budget with the caller's `max_*` overrides, each checked as `Budget` checks
     it (a number, finite, not negative, whole where it counts) and capped at the server's."""
     if given is None:
