@@ -10,7 +10,10 @@ for real once the rest of its input is valid).
 
 import contextlib
 import os
+import random
+import stat
 import tempfile
+import time
 from pathlib import Path
 
 from rlm_docs.errors import ConfigError
@@ -30,9 +33,31 @@ def _nearest_existing(path: Path) -> tuple[Path, list[Path]]:
 
 
 def _check_dir(target: Path, label: str) -> None:
-    """Prove that `target` can hold new files (ConfigError starting with `label` if not)."""
+    """Prove that `target` can hold new files (ConfigError starting with `label` if not).
+
+    Another process may check the same missing directory at the same time (two `eval`s on a
+    fresh RLM_DOCS_HOME) and make or remove a directory under this check: a missing or
+    existing entry is then tried again, and only a refusal that persists is reported (a file
+    system that refuses new entries, such as `/proc/nope`, refuses every time)."""
+    for attempt in range(_ATTEMPTS):
+        try:
+            _probe_dir(target, label)
+            return
+        except (FileNotFoundError, FileExistsError) as exc:
+            if attempt == _ATTEMPTS - 1:
+                reason = exc.strerror or type(exc).__name__
+                raise ConfigError(f"{label}: cannot write in {target} ({reason})") from None
+            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+
+
+_ATTEMPTS = 8
+
+
+def _probe_dir(target: Path, label: str) -> None:
+    """One try of `_check_dir`; FileNotFoundError / FileExistsError when an entry on the way
+    was missing or already there (possibly a concurrent check), ConfigError otherwise."""
     existing, missing = _nearest_existing(target)
-    if not existing.is_dir():
+    if not stat.S_ISDIR(os.stat(existing).st_mode):  # one look: FileNotFoundError if removed
         raise ConfigError(f"{label}: {existing} is a file, not a directory")
     created: list[Path] = []
     try:
@@ -42,6 +67,8 @@ def _check_dir(target: Path, label: str) -> None:
         fd, probe = tempfile.mkstemp(dir=target, prefix=".rlm-docs-probe-")
         os.close(fd)
         os.unlink(probe)
+    except (FileNotFoundError, FileExistsError):
+        raise
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ConfigError(f"{label}: cannot write in {target} ({reason})") from None
