@@ -43,7 +43,7 @@ def test_the_answer_dict_keeps_ready_when_its_content_is_cut(store, tmp_path) ->
     rlm = RLM(store, model=ScriptedClient([repl(code), DONE]), log_dir=tmp_path)
     pred = rlm.ask("What was the budget?")
     assert pred.stop_reason == "final"
-    content = json.loads(pred.raw_answer)
+    content = json.loads(pred.raw_answer)["content"]  # the raw value is the whole answer dict
     assert len(content) == 2 and content[0].endswith("answers are limited to 100,000 characters]")
     assert content[1].startswith("[answer cut here: 4 more characters not returned")
 
