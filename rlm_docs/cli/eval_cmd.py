@@ -20,7 +20,9 @@ from rlm_docs.cli.ask_cmd import (
     budget_from_args,
 )
 from rlm_docs.cli.interrupt import Interrupted
+from rlm_docs.cli.system_options import add_option_flags, options_from_args
 from rlm_docs.number_flags import fraction, positive_int, step_limits
+from rlm_docs.systems.registry import declarations
 
 if TYPE_CHECKING:
     from rlm_docs.eval.runner import EvalSettings
@@ -28,13 +30,13 @@ if TYPE_CHECKING:
 # The run finished, but some questions failed (a model outage, a broken store): not a user
 # error (2), not a clean run (0), so scripts and sweeps can tell and retry.
 FAILED_QUESTIONS = 3
-_SYSTEMS = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce", "rlms", "agent")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    systems = [d.name for d in declarations()]
     p = subparsers.add_parser(
         "eval",
-        help="evaluate a system (" + ", ".join(_SYSTEMS) + ") on a question set",
+        help="evaluate a system (" + ", ".join(systems) + ") on a question set",
         description=(
             "Answer every question of QUESTIONS.jsonl with one system, score it (numeric stage, "
             "ANLS*, optional LLM judge, page/doc F1, error type) and append results to RUN_DIR "
@@ -45,7 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--corpus", required=True, metavar="STORE", help="corpus store directory, or `demo`"
     )
-    p.add_argument("--system", required=True, choices=_SYSTEMS, help="system to evaluate")
+    p.add_argument(
+        "--system",
+        required=True,
+        choices=systems,
+        help="system to evaluate (see docs/systems.md)",
+    )
     p.add_argument("--model", required=True, help="root model, e.g. offline, openai:gpt-5-mini")
     p.add_argument(
         "--sub-model", help="sub-model of the rlm and rlms systems (default: the root model)"
@@ -99,46 +106,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "their rows",
     )
     p.add_argument(
-        "--prompt",
-        choices=("docs", "madqa"),
-        default="docs",
-        help="rlm root prompt, as for `ask`: docs (default: corpus helpers, answer dict, cite) "
-        "or madqa (MADQA's prompt, only `context` and sub-calls: for MADQA-comparable runs)",
-    )
-    p.add_argument(
-        "--no-sub-calls",
-        action="store_true",
-        help="rlm without llm_query/llm_query_batched/rlm_query (the paper's ablation)",
-    )
-    p.add_argument(
-        "--context-window",
-        type=positive_int,
-        metavar="TOKENS",
-        help="long-context/map-reduce: the model's window (default: the price/model table)",
-    )
-    p.add_argument(
-        "--chunk-tokens",
-        type=positive_int,
-        metavar="TOKENS",
-        help="map-reduce chunk size (default: a quarter of the sub-model's window)",
-    )
-    p.add_argument(
-        "--top-k", type=positive_int, default=5, help="pages per search, baselines (default 5)"
-    )
-    p.add_argument(
-        "--max-iterations", type=positive_int, default=10, help="bm25-agent turns T (default 10)"
-    )
-    p.add_argument(
         "--judge-sensitivity", type=fraction, default=0.98, help="for Rogan-Gladen (default 0.98)"
     )
     p.add_argument(
         "--judge-specificity", type=fraction, default=1.0, help="for Rogan-Gladen (default 1.0)"
-    )
-    p.add_argument(
-        "--agent-command",
-        metavar="CMD",
-        help="agent: the program run per question (question on stdin, answer on stdout, model "
-        "calls through a metering proxy at OPENAI_BASE_URL; see docs/proxy.md)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -149,6 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "variable is set (extra `otel`)",
     )
     add_confirm_arg(p)
+    add_option_flags(p)
     add_timeout_arg(p)
     add_budget_args(
         p,
@@ -159,37 +131,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.set_defaults(func=run, needs_home=True)
-
-
-def options_from_args(args: argparse.Namespace) -> dict:
-    from rlm_docs.errors import ConfigError
-
-    if args.no_sub_calls and args.system != "rlm":
-        raise ConfigError("--no-sub-calls applies to --system rlm only")
-    for flag, value in (
-        ("--context-window", args.context_window),
-        ("--chunk-tokens", args.chunk_tokens),
-    ):
-        if value is not None and value < 64:
-            raise ConfigError(f"{flag} must be >= 64 tokens, got {value}")
-    if args.system == "rlm":
-        # confirm_final is recorded only when off, so older run directories still resume
-        options = {"prompt": args.prompt} | ({"sub_calls": False} if args.no_sub_calls else {})
-        return options | ({"confirm_final": False} if args.no_confirm_final else {})
-    if args.system == "bm25-agent":
-        return {"k": args.top_k, "max_iterations": args.max_iterations}
-    if args.agent_command is not None and args.system != "agent":
-        raise ConfigError("--agent-command applies to --system agent only")
-    if args.system == "rlms":  # rlms' loop has no options of its own here
-        return {}
-    if args.system == "agent":
-        return {"command": args.agent_command}
-    if args.system in ("long-context", "map-reduce"):
-        options = {"context_window": args.context_window}
-        if args.system == "map-reduce":
-            options["chunk_tokens"] = args.chunk_tokens
-        return {k: v for k, v in options.items() if v is not None}
-    return {"k": args.top_k}
 
 
 def _is_human(spec: str | None) -> bool:

@@ -3,11 +3,12 @@
 `rlm-docs sweep --dry-run` prints these before anything is spent, so they must hold whatever
 the model does. What bounds each quantity (see `rlm_docs.governor` and the systems):
 
-Calls. `--max-steps N` counts root turns tree-wide (child RLMs included, their forced turns
-too); the top-level run may add one forced answering turn, and `rlm` one extraction call.
-`--max-sub-calls` counts `llm_query` calls tree-wide (children get a share of what is left).
-So `rlm` makes at most N + 2 + sub-calls; `bm25-agent` min(T, N) + 1 (T = `--max-iterations`);
-`map-reduce` sub-calls + 1; `static-rag` and `long-context` one. A judge adds at most one.
+Calls. Each system's declaration bounds its own calls (`Declaration.calls`). `--max-steps N`
+counts root turns tree-wide (child RLMs included, their forced turns too); the top-level run
+may add one forced answering turn, and `rlm` one extraction call. `--max-sub-calls` counts
+`llm_query` calls tree-wide (children get a share of what is left). So `rlm` makes at most N +
+2 + sub-calls; `bm25-agent` min(T, N) + 1 (T = `--max-iterations`); `map-reduce` sub-calls +
+1; `static-rag` and `long-context` one. A judge adds at most one.
 
 Dollars. The governor refuses any call that could pass `--max-cost`, so a question spends at
 most that. Without it, `--max-input-tokens` and `--max-output-tokens` together bound the
@@ -19,32 +20,15 @@ The one overshoot the governor allows (a provider counting more prompt tokens th
 on the calls in flight) is not in these figures; the dry run says so.
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.governor import Budget
 from rlm_docs.models.prices import FREE, Price, load_prices
 from rlm_docs.models.spec import parse_spec
-from rlm_docs.rlms import DEFAULT_ITERATIONS as RLMS_DEFAULT_ITERATIONS
+from rlm_docs.systems.declaration import Bound
+from rlm_docs.systems.registry import declaration
 
-
-@dataclass(frozen=True)
-class Bound:
-    """At most `value` (None: no finite bound, and `why` names the flag that would bound it)."""
-
-    value: float | None
-    why: str = ""
-
-    def __add__(self, other: "Bound") -> "Bound":
-        if self.value is None:
-            return self
-        if other.value is None:
-            return other
-        return Bound(self.value + other.value)
-
-    def times(self, n: int) -> "Bound":
-        """The bound of `n` questions."""
-        return self if self.value is None else Bound(self.value * n)
+__all__ = ["Bound", "calls_per_question", "dollars_per_question", "model_price"]
 
 
 def model_price(spec: str) -> Price | None:
@@ -55,34 +39,11 @@ def model_price(spec: str) -> Price | None:
     return load_prices().lookup(parsed.model)
 
 
-def _sub_calls(budget: Budget, sub_calls_on: bool) -> Bound:
-    if not sub_calls_on:
-        return Bound(0)
-    if budget.max_sub_calls is None:
-        return Bound(None, "--max-sub-calls")
-    return Bound(budget.max_sub_calls)
-
-
 def calls_per_question(system: str, budget: Budget, options: dict[str, Any], judged: bool) -> Bound:
-    """The most model calls one question of `system` can make under `budget`."""
-    steps = budget.max_steps
-    if system == "rlm":
-        root = Bound(None, "--max-steps") if steps is None else Bound(steps + 2)
-        calls = root + _sub_calls(budget, options.get("sub_calls", True))
-    elif system == "rlms":  # its turns, its default-answer turn, the extraction call
-        turns = steps if steps is not None else RLMS_DEFAULT_ITERATIONS
-        calls = Bound(turns + 2) + _sub_calls(budget, True)
-    elif system == "agent":  # its root calls are steps, refused past max_steps by the proxy
-        root = Bound(None, "--max-steps") if steps is None else Bound(steps + 1)
-        calls = root + _sub_calls(budget, True)
-    elif system == "bm25-agent":
-        turns = options.get("max_iterations", 10)
-        calls = Bound(min(turns, steps if steps is not None else turns) + 1)
-    elif system == "map-reduce":
-        calls = _sub_calls(budget, True) + Bound(1)
-    else:  # static-rag, long-context: one answering call
-        calls = Bound(1)
-    return calls + Bound(int(judged))
+    """The most model calls one question of `system` can make under `budget`: the bound its
+    declaration gives (`rlm_docs.systems.declaration`), plus the judge's call."""
+    decl = declaration(system)
+    return decl.calls(budget, decl.typed(options)) + Bound(int(judged))
 
 
 def dollars_per_question(budget: Budget, models: list[str], judge: str | None) -> Bound:

@@ -67,6 +67,9 @@ from typing import Any
 from rlm_docs import python_ast
 from rlm_docs.engine.records import CellResult, Iteration, SubCall, Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, write_records
+from rlm_docs.errors import ConfigError
+from rlm_docs.systems.declaration import CELLS, Reading
+from rlm_docs.systems.registry import declaration
 
 FIELDS = (
     "sub_calls",
@@ -100,7 +103,6 @@ STRATEGIES = (
 )
 HELPERS = ("files", "page", "pages", "search", "grep", "locate", "toc", "read_section")
 READERS = ("page", "pages", "read_section")
-BASELINES = ("bm25-agent", "static-rag", "long-context", "map-reduce")
 MATCH_CHARS = 32  # shorter runs ("Total", a bare number) say nothing about where they came from
 MATCH_LIMIT = 8_000_000  # rendered characters above which text is not aligned to the corpus
 _SEED = 16  # characters of a seed window
@@ -379,9 +381,9 @@ class _Walk:
         self.tags: set[str] = set()
 
     def run(self, traj: Trajectory) -> None:
-        system = traj.metadata.system
-        if system in BASELINES:
-            self._baseline(system, traj.iterations)
+        reading = _reading(traj.metadata.system)
+        if not reading.cells:
+            self._turns(reading, traj.iterations)
             return
         env = traj.metadata.environment_kwargs or {}
         length = self.pages.length if env.get("corpus") and self.pages is not None else None
@@ -419,15 +421,16 @@ class _Walk:
                 self.tags.add("map-reduce")
         return mapped
 
-    def _baseline(self, system: str, iterations: list[Iteration]) -> None:
+    def _turns(self, reading: Reading, iterations: list[Iteration]) -> None:
+        """A fixed program's turns, read as its declaration says (`Reading`)."""
         for n, it in enumerate(iterations):
             found = (it.extra.get("search") or {}).get("results") or []
-            if found and (n == 0 or system == "static-rag"):
+            if found and (n == 0 or reading.search_first == "any-turn"):
                 self.tags.add("search-first")
             for doc, page in _pairs(found):
                 self.looked.page(doc, page, read=True)
             kept = (it.extra.get("context") or {}).get("pages_kept")
-            if system == "long-context" and isinstance(kept, int):
+            if reading.whole_context and isinstance(kept, int):
                 self.tags.add("whole-context")
                 self.looked.page_range(0, kept - 1)
             for block in it.code_blocks:
@@ -442,7 +445,7 @@ class _Walk:
                         first, last = (self.pages.of(*p) for p in span)
                         if first is not None and last is not None:
                             self.looked.page_range(first, last)
-            if system == "map-reduce" and "chunked-map" in self.tags and it.response:
+            if reading.reduce_after_map and "chunked-map" in self.tags and it.response:
                 self.tags.add("map-reduce")
 
     def strategies(self) -> list[str]:
@@ -459,6 +462,17 @@ class _Walk:
         if self.child_runs:
             tags.add("recursive")
         return [t for t in STRATEGIES if t in tags]
+
+
+def _reading(system: str | None) -> Reading:
+    """How `system`'s trajectory is read; an engine run when the trajectory names none (an
+    `ask` log) or a system no longer registered."""
+    if not system:
+        return CELLS
+    try:
+        return declaration(system).reading
+    except ConfigError:
+        return CELLS
 
 
 def _pairs(items: Any) -> Iterator[tuple[Any, Any]]:

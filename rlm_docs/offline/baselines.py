@@ -26,6 +26,7 @@ otherwise the line itself.
 
 import json
 import re
+from collections.abc import Callable
 
 from rlm_docs.offline.question import QUANT, terms, years
 from rlm_docs.offline.reader import NOT_FOUND, read, stem
@@ -193,16 +194,33 @@ def reduce_reply(messages: list[dict]) -> str:
     return json.dumps({"values": best[1]["values"], "citations": best[1].get("citations", [])})
 
 
-_POLICIES = {
+# The policies by marker name; a system declared elsewhere adds its own (`add_policy`, called
+# when the system is registered), so a marker with no policy is an error, not another policy.
+_POLICIES: dict[str, Callable[[list[dict]], str]] = {
     "bm25-agent": bm25_agent_reply,
+    "static-rag": static_rag_reply,
     "long-context": long_context_reply,
     "map-reduce-map": map_reply,
     "map-reduce-reduce": reduce_reply,
 }
 
 
+def add_policy(name: str, reply: Callable[[list[dict]], str]) -> None:
+    """Answer `[rlm-docs:baseline NAME]` requests with `reply` (ValueError when NAME already
+    has another policy: two systems may not share a marker)."""
+    known = _POLICIES.setdefault(name, reply)
+    if known is not reply:
+        raise ValueError(f"offline policy {name!r} is already taken by {known.__qualname__}")
+
+
 def baseline_reply(messages: list[dict]) -> str:
     """The reply for a baseline request (see module docstring)."""
     first = str(messages[0].get("content", ""))
     name = first[len(BASELINE_MARKER) :].split("]", 1)[0].strip()
-    return _POLICIES.get(name, static_rag_reply)(messages)
+    policy = _POLICIES.get(name)
+    if policy is None:
+        raise ValueError(
+            f"no offline policy for [rlm-docs:baseline {name}] (known: "
+            f"{', '.join(sorted(_POLICIES))})"
+        )
+    return policy(messages)

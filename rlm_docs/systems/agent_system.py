@@ -26,21 +26,44 @@ import os
 import shlex
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.engine import Prediction
 from rlm_docs.engine.records import Iteration, Metadata, Trajectory, TurnUsage
 from rlm_docs.errors import ConfigError
-from rlm_docs.governor import Governor
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import Completion, make_client
 from rlm_docs.models.factory import SECRET_ENV
 from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig
+from rlm_docs.systems.declaration import (
+    CELLS,
+    Bound,
+    Declaration,
+    option,
+    root_bound,
+    sub_call_bound,
+)
 from rlm_docs.systems.proxied import extractor, finish
+from rlm_docs.systems.registry import register
 
 STDERR_CHARS = 2_000
 PLACEHOLDER_KEY = "rlm-docs-proxy"
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    command: str | None = option(
+        None,
+        flag="--agent-command",
+        metavar="CMD",
+        recorded="always",
+        strict=True,
+        help="the program run per question (question on stdin, answer on stdout, model "
+        "calls through a metering proxy at OPENAI_BASE_URL; see docs/proxy.md)",
+    )
 
 
 class AgentSystem:
@@ -49,7 +72,7 @@ class AgentSystem:
     name = "agent"
 
     def __init__(self, config: SystemConfig) -> None:
-        command = config.options.get("command")
+        command = DECLARATION.typed(config.options).command
         if not isinstance(command, str) or not command.strip():
             raise ConfigError("system agent: give the program to run with --agent-command")
         try:
@@ -156,3 +179,25 @@ def _text(data: Any) -> str:
     if isinstance(data, bytes):
         return data.decode("utf-8", "replace")
     return data or ""
+
+
+def _calls(budget: Budget, options: AgentOptions) -> Bound:
+    """Its root calls are steps (refused past --max-steps by the proxy), the extraction call,
+    plus its sub-calls."""
+    return root_bound(budget, 1) + sub_call_bound(budget)
+
+
+DECLARATION = register(
+    Declaration(
+        name="agent",
+        summary="any program run per question (question on stdin, answer on stdout), its "
+        "model calls through a metering proxy that spends the question's budget",
+        settings="whatever the program does; steps and sub-calls as the proxy counts them",
+        factory=AgentSystem,
+        options=AgentOptions,
+        calls=_calls,
+        reading=CELLS,
+        offline="the program's own (with --model offline, the offline model answers its calls)",
+        prompts=("extract",),
+    )
+)

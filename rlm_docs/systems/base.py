@@ -6,29 +6,16 @@ identical for all of them, so effort curves and cost numbers are comparable.
 """
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Any, Protocol
 
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
-from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.questions import Question
+from rlm_docs.systems.registry import declaration
 from rlm_docs.systems.replies import Reply, read_reply
-
-_REGISTRY = {
-    "rlm": "rlm_docs.systems.rlm_system:RlmSystem",
-    "bm25-agent": "rlm_docs.systems.bm25_agent:Bm25Agent",
-    "static-rag": "rlm_docs.systems.static_rag:StaticRag",
-    "long-context": "rlm_docs.systems.long_context:LongContext",
-    "map-reduce": "rlm_docs.systems.map_reduce:MapReduce",
-    "rlms": "rlm_docs.systems.rlms_system:RlmsSystem",
-    "agent": "rlm_docs.systems.agent_system:AgentSystem",
-}
-SYSTEM_NAMES = tuple(_REGISTRY)
 
 
 class System(Protocol):
@@ -57,13 +44,12 @@ class SystemConfig:
 
 
 def make_system(name: str, config: SystemConfig) -> System:
-    """Build the system registered as `name`; ConfigError lists the valid names."""
-    target = _REGISTRY.get(name)
-    if target is None:
-        raise ConfigError(f"system {name!r}: expected one of {', '.join(SYSTEM_NAMES)}")
-    module, _, attr = target.partition(":")
-    factory: Callable[[SystemConfig], System] = getattr(import_module(module), attr)
-    return factory(config)
+    """Build the system registered as `name` (`rlm_docs.systems.registry`); ConfigError lists
+    the valid names, or names an option the system does not have."""
+    decl = declaration(name)
+    decl.typed(config.options)
+    system: System = decl.factory(config)
+    return system
 
 
 def new_trajectory(

@@ -9,18 +9,31 @@ only when even that turn is refused (no answer).
 """
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
-from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.models import make_client
+from rlm_docs.offline.baselines import bm25_agent_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory, turn_usage
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
+from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import Reply, answer_format, page_block, read_reply
 from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more searches. Reply now with only the JSON answer."
+
+
+@dataclass(frozen=True)
+class Bm25Options:
+    k: int = option(5, flag="--top-k", recorded="always", help="pages per search")
+    max_iterations: int = option(
+        10, flag="--max-iterations", recorded="always", help="agent turns T"
+    )
+    max_page_chars: int = option(8000)
 
 
 class Bm25Agent:
@@ -34,9 +47,10 @@ class Bm25Agent:
         self.client = make_client(
             config.model, cache=config.cache
         )  # offline recognises baseline prompts
-        self.k = int(config.options.get("k", 5))
-        self.max_iterations = int(config.options.get("max_iterations", 10))
-        self.max_page_chars = int(config.options.get("max_page_chars", 8000))
+        options = DECLARATION.typed(config.options)
+        self.k = options.k
+        self.max_iterations = options.max_iterations
+        self.max_page_chars = options.max_page_chars
 
     def _search(self, query: str) -> tuple[str, list[dict[str, Any]]]:
         hits = self.corpus.search(query, k=self.k)
@@ -128,3 +142,25 @@ class Bm25Agent:
             ),
             start,
         )
+
+
+def _calls(budget: Budget, options: Bm25Options) -> Bound:
+    """One call per turn, at most T turns and `--max-steps`, plus the forced answer."""
+    turns = options.max_iterations
+    return Bound(min(turns, budget.max_steps if budget.max_steps is not None else turns) + 1)
+
+
+DECLARATION = register(
+    Declaration(
+        name="bm25-agent",
+        summary="MADQA's BM25 agent: the model asks `SEARCH: query` for the top-k pages' text, "
+        "turn after turn, and answers (the last turn must answer)",
+        settings="k = 5 pages per search (--top-k), T = 10 turns (--max-iterations)",
+        factory=Bm25Agent,
+        options=Bm25Options,
+        calls=_calls,
+        reading=Reading(search_first="first-turn"),
+        offline={"bm25-agent": bm25_agent_reply},
+        prompts=("bm25_agent", "answer_format"),
+    )
+)

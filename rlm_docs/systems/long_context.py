@@ -12,16 +12,20 @@ A corpus cut to fit `max_input_tokens` is the budget's doing: the answer is a `f
 """
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
-from rlm_docs.governor import Governor
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS
 from rlm_docs.models import context_window_of, make_client
+from rlm_docs.offline.baselines import long_context_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
+from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.windows import fit_prefix
 from rlm_docs.templates import render
@@ -32,10 +36,22 @@ REPLY_TOKENS = 8192
 MESSAGE_OVERHEAD = 8
 
 
-def model_window(client: Any, options: dict[str, Any], flag: str = "--context-window") -> int:
-    """The window to plan with: the option if given, else the model table's; ConfigError if
-    neither is known (naming the model and how to fix it)."""
-    window = options.get("context_window") or context_window_of(client)
+@dataclass(frozen=True)
+class LongContextOptions:
+    context_window: int | None = option(
+        None,
+        flag="--context-window",
+        minimum=64,
+        metavar="TOKENS",
+        help="the model's window (default: the price/model table)",
+    )
+    reply_tokens: int = option(REPLY_TOKENS)
+
+
+def model_window(client: Any, given: int | None, flag: str = "--context-window") -> int:
+    """The window to plan with: `given` (the option) if set, else the model table's;
+    ConfigError if neither is known (naming the model and how to fix it)."""
+    window = given or context_window_of(client)
     if not window:
         raise ConfigError(
             f"model {client.spec}: context window unknown; add 'context_window' to its "
@@ -55,8 +71,9 @@ class LongContext:
         self.client = make_client(
             config.model, cache=config.cache
         )  # offline recognises baseline prompts
-        self.window = model_window(self.client, config.options)
-        self.reply_tokens = int(config.options.get("reply_tokens", REPLY_TOKENS))
+        options = DECLARATION.typed(config.options)
+        self.window = model_window(self.client, options.context_window)
+        self.reply_tokens = options.reply_tokens
         if self.reply_tokens >= self.window:
             raise ConfigError(
                 f"long-context: reply allowance {self.reply_tokens} must be below the context "
@@ -126,3 +143,23 @@ class LongContext:
             if context["truncated"] and context["limited_by"] == "max_input_tokens":
                 prediction.stop_reason, prediction.stop_axis = "forced", "input_tokens"
         return finish(self.config, trajectory, governor, prediction, start)
+
+
+def _calls(budget: Budget, options: LongContextOptions) -> Bound:
+    return Bound(1)  # one answering call
+
+
+DECLARATION = register(
+    Declaration(
+        name="long-context",
+        summary="the whole rendered corpus (or the largest page-aligned prefix that fits the "
+        "window) in one answering call",
+        settings="window: the model table's (--context-window), less an 8,192-token reply",
+        factory=LongContext,
+        options=LongContextOptions,
+        calls=_calls,
+        reading=Reading(search_first="first-turn", whole_context=True),
+        offline={"long-context": long_context_reply},
+        prompts=("long_context", "answer_format"),
+    )
+)

@@ -15,7 +15,7 @@ prediction's `info["map"]`. A map cut short by a budget ends the question as the
 
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rlm_docs.engine.citation_check import validate
@@ -23,11 +23,14 @@ from rlm_docs.engine.host_functions import HostFunctions, logged_prompt
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
-from rlm_docs.governor import BudgetExceeded, Governor
+from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.models import make_client
+from rlm_docs.offline.baselines import map_reply, reduce_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, sub_call_bound
 from rlm_docs.systems.long_context import REPLY_TOKENS, model_window
+from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.windows import Chunk, chunk_pages
 from rlm_docs.templates import render
@@ -36,6 +39,24 @@ from rlm_docs.tokens import count_tokens
 NOT_RELEVANT = "NO RELEVANT TEXT"
 NOTE_CHARS = 4000
 REFUSED = "Error: BudgetExceeded"
+
+
+@dataclass(frozen=True)
+class MapReduceOptions:
+    context_window: int | None = option(
+        None,
+        flag="--context-window",
+        minimum=64,
+        metavar="TOKENS",
+        help="the model's window (default: the price/model table)",
+    )
+    chunk_tokens: int | None = option(
+        None,
+        flag="--chunk-tokens",
+        minimum=64,
+        metavar="TOKENS",
+        help="chunk size (default: a quarter of the sub-model's window)",
+    )
 
 
 def default_chunk_tokens(window: int) -> int:
@@ -70,10 +91,11 @@ class MapReduce:
         self.sub_client = (
             make_client(config.sub_model, cache=config.cache) if config.sub_model else self.client
         )
-        self.window = model_window(self.client, config.options)
-        chunk = config.options.get("chunk_tokens")
+        options = DECLARATION.typed(config.options)
+        self.window = model_window(self.client, options.context_window)
+        chunk = options.chunk_tokens
         if chunk is None:
-            chunk = default_chunk_tokens(model_window(self.sub_client, {}, "--chunk-tokens"))
+            chunk = default_chunk_tokens(model_window(self.sub_client, None, "--chunk-tokens"))
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 64:
             raise ConfigError(f"map-reduce: chunk size must be >= 64 tokens, got {chunk!r}")
         self.chunk_tokens = chunk
@@ -209,3 +231,24 @@ class MapReduce:
             if cut_by is not None:  # answered from the part of the corpus the budget allowed
                 prediction.stop_reason, prediction.stop_axis = "forced", cut_by
         return finish(self.config, trajectory, governor, prediction, start)
+
+
+def _calls(budget: Budget, options: MapReduceOptions) -> Bound:
+    return sub_call_bound(budget) + Bound(1)  # the map's sub-calls, the reduce call
+
+
+DECLARATION = register(
+    Declaration(
+        name="map-reduce",
+        summary="the corpus cut into fixed page-aligned chunks, one sub-model call per chunk "
+        "with the question, then one call combining the relevant notes",
+        settings="chunk: a quarter of the sub-model's window (--chunk-tokens); map calls: "
+        "--max-sub-calls",
+        factory=MapReduce,
+        options=MapReduceOptions,
+        calls=_calls,
+        reading=Reading(search_first="first-turn", reduce_after_map=True),
+        offline={"map-reduce-map": map_reply, "map-reduce-reduce": reduce_reply},
+        prompts=("map_chunk", "map_reduce", "answer_format"),
+    )
+)

@@ -5,10 +5,45 @@ its calls, limits and effort fields are accounted exactly like the baselines'. O
 `sub_calls=False` is the no-sub-calls ablation.
 """
 
+from dataclasses import dataclass
+
 from rlm_docs.engine import RLM, Prediction
-from rlm_docs.governor import Governor
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig
+from rlm_docs.systems.declaration import (
+    CELLS,
+    Bound,
+    Declaration,
+    option,
+    root_bound,
+    sub_call_bound,
+)
+from rlm_docs.systems.registry import register
+
+
+@dataclass(frozen=True)
+class RlmOptions:
+    prompt: str = option(
+        "docs",
+        flag="--prompt",
+        choices=("docs", "madqa"),
+        recorded="always",
+        help="root prompt, as for `ask`: docs (corpus helpers, answer dict, cite) or madqa "
+        "(MADQA's prompt, only `context` and sub-calls: for MADQA-comparable runs)",
+    )
+    sub_calls: bool = option(
+        True,
+        flag="--no-sub-calls",
+        strict=True,
+        help="without llm_query/llm_query_batched/rlm_query (the paper's ablation)",
+    )
+    # recorded only when off, so older run directories still resume
+    confirm_final: bool = option(
+        True,
+        flag="--no-confirm-final",
+        help="end a run as soon as code sets answer['ready'] (MADQA's protocol)",
+    )
 
 
 class RlmSystem:
@@ -17,19 +52,41 @@ class RlmSystem:
     name = "rlm"
 
     def __init__(self, config: SystemConfig) -> None:
+        options = DECLARATION.typed(config.options)
         self.rlm = RLM(
             config.corpus,
             model=config.model,
             sub_model=config.sub_model,
             budget=config.budget,
-            prompt=str(config.options.get("prompt", "docs")),
+            prompt=options.prompt,
             log_dir=config.log_dir,
             ledger=config.ledger,
-            sub_calls=bool(config.options.get("sub_calls", True)),
-            confirm_final=bool(config.options.get("confirm_final", True)),
+            sub_calls=options.sub_calls,
+            confirm_final=options.confirm_final,
             cache=config.cache,
         )
 
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """One RLM run; model failures come back as `stop_reason="error"` predictions."""
         return self.rlm.ask(question.question, question_id=question.id, governor=governor)
+
+
+def _calls(budget: Budget, options: RlmOptions) -> Bound:
+    """Its steps, a forced answering turn and the extraction call, plus its sub-calls."""
+    return root_bound(budget, 2) + sub_call_bound(budget, options.sub_calls)
+
+
+DECLARATION = register(
+    Declaration(
+        name="rlm",
+        summary="the recursive language model: the root model writes code over the corpus in "
+        "a sandboxed REPL, searches, reads and sends sub-LLM calls, then answers with citations",
+        settings="root turns: --max-steps (default 20); sub-calls: --max-sub-calls",
+        factory=RlmSystem,
+        options=RlmOptions,
+        calls=_calls,
+        reading=CELLS,
+        offline="the engine's root policy (rlm_docs.offline.root)",
+        prompts=("docs", "madqa", "extract", "docs_extract", "turn_first", "turn_next"),
+    )
+)

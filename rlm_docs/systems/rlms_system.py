@@ -22,19 +22,28 @@ policy takes rlms' root seat (`rlm_docs.offline.rlms_root`).
 """
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.engine import Prediction
 from rlm_docs.engine.records import Trajectory, TurnUsage
 from rlm_docs.engine.rlms_log import from_rlms
 from rlm_docs.errors import ConfigError
-from rlm_docs.governor import Governor
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
 from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
-from rlm_docs.rlms import DEFAULT_ITERATIONS, ENVIRONMENT, register
+from rlm_docs.rlms import DEFAULT_ITERATIONS, ENVIRONMENT
+from rlm_docs.rlms import register as register_environment
 from rlm_docs.systems.base import SystemConfig
+from rlm_docs.systems.declaration import CELLS, Bound, Declaration, sub_call_bound
 from rlm_docs.systems.proxied import budget_axis, extractor, finish
+from rlm_docs.systems.registry import register
+
+
+@dataclass(frozen=True)
+class RlmsOptions:
+    """rlms' loop has no options of its own here (its turns are the budget's steps)."""
 
 
 class RlmsSystem:
@@ -43,7 +52,8 @@ class RlmsSystem:
     name = "rlms"
 
     def __init__(self, config: SystemConfig) -> None:
-        register()
+        DECLARATION.typed(config.options)
+        register_environment()
         self.config = config
         self.root = make_client(config.model, cache=config.cache)
         self.sub = make_client(config.sub_model or config.model, cache=config.cache)
@@ -130,3 +140,26 @@ class RlmsSystem:
         for it, entry in zip(traj.iterations, roots, strict=False):
             it.usage = TurnUsage(entry.input_tokens, entry.output_tokens, entry.cost_usd)
         return traj
+
+
+def _calls(budget: Budget, options: RlmsOptions) -> Bound:
+    """Its turns, its default-answer turn, the extraction call, plus its sub-calls."""
+    turns = budget.max_steps if budget.max_steps is not None else DEFAULT_ITERATIONS
+    return Bound(turns + 2) + sub_call_bound(budget)
+
+
+DECLARATION = register(
+    Declaration(
+        name="rlms",
+        summary="the reference RLM (the rlms package, MADQA's RLM baseline) run unchanged in "
+        "the sandbox, its model calls through a metering proxy, its answer through MADQA's "
+        "extraction",
+        settings=f"turns: --max-steps (default {DEFAULT_ITERATIONS}, rlms' own)",
+        factory=RlmsSystem,
+        options=RlmsOptions,
+        calls=_calls,
+        reading=CELLS,
+        offline="the rlms root policy (rlm_docs.offline.rlms_root)",
+        prompts=("madqa", "extract"),
+    )
+)

@@ -6,15 +6,25 @@ contains the answer, else all k pages (the evidence the answer could have come f
 """
 
 import time
+from dataclasses import dataclass
 
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
-from rlm_docs.governor import Governor
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
+from rlm_docs.offline.baselines import static_rag_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
+from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format, page_block, read_reply
 from rlm_docs.templates import render
+
+
+@dataclass(frozen=True)
+class StaticRagOptions:
+    k: int = option(5, flag="--top-k", recorded="always", help="pages per search")
+    max_page_chars: int = option(8000)
 
 
 def _norm(text: str) -> str:
@@ -32,8 +42,9 @@ class StaticRag:
         self.client = make_client(
             config.model, cache=config.cache
         )  # offline recognises baseline prompts
-        self.k = int(config.options.get("k", 5))
-        self.max_page_chars = int(config.options.get("max_page_chars", 8000))
+        options = DECLARATION.typed(config.options)
+        self.k = options.k
+        self.max_page_chars = options.max_page_chars
 
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """Retrieve, prompt, parse; failures become an `error` prediction (scored wrong)."""
@@ -76,3 +87,22 @@ class StaticRag:
         prediction.citations = citations or [{"file": d, "page": p} for d, p in pages]
         prediction.raw_answer = completion.text
         return finish(self.config, trajectory, governor, prediction, start)
+
+
+def _calls(budget: Budget, options: StaticRagOptions) -> Bound:
+    return Bound(1)  # one answering call
+
+
+DECLARATION = register(
+    Declaration(
+        name="static-rag",
+        summary="the top-k BM25 pages for the question in one prompt, one answering call",
+        settings="k = 5 pages (--top-k)",
+        factory=StaticRag,
+        options=StaticRagOptions,
+        calls=_calls,
+        reading=Reading(search_first="any-turn"),
+        offline={"static-rag": static_rag_reply},
+        prompts=("static_rag", "answer_format"),
+    )
+)

@@ -1,0 +1,73 @@
+"""The registry of systems: every declaration (`rlm_docs.systems.declaration`) by name.
+
+The built-in systems' modules each register their one declaration when imported; they are
+imported on the first look-up, so building the registry costs nothing until a system is asked
+for. Any other module may `register` a system of its own (a study's variant, a test's toy): it
+is then run, bounded, decomposed, answered offline and listed like the built-in ones.
+"""
+
+from importlib import import_module
+
+from rlm_docs.errors import ConfigError
+from rlm_docs.offline.baselines import add_policy
+from rlm_docs.systems.declaration import Declaration, check
+
+# The modules that declare the built-in systems, in the order they are listed.
+BUILT_IN = (
+    "rlm_docs.systems.rlm_system",
+    "rlm_docs.systems.bm25_agent",
+    "rlm_docs.systems.static_rag",
+    "rlm_docs.systems.long_context",
+    "rlm_docs.systems.map_reduce",
+    "rlm_docs.systems.rlms_system",
+    "rlm_docs.systems.agent_system",
+)
+_DECLARED: dict[str, Declaration] = {}
+
+
+def register(decl: Declaration) -> Declaration:
+    """Add `decl` (ConfigError naming the missing piece, or a name already taken by another
+    declaration); registering the same declaration again is a no-op."""
+    check(decl)
+    known = _DECLARED.get(decl.name)
+    if known is not None and known is not decl:
+        raise ConfigError(f"system {decl.name}: already registered")
+    if not isinstance(decl.offline, str):
+        try:
+            for marker, reply in decl.offline.items():
+                add_policy(marker, reply)
+        except ValueError as exc:
+            raise ConfigError(f"system {decl.name}: {exc}") from None
+    _DECLARED[decl.name] = decl
+    return decl
+
+
+def unregister(name: str) -> None:
+    """Forget a system registered at run time (a test's toy); built-in systems stay."""
+    if any(import_module(m).DECLARATION.name == name for m in BUILT_IN):
+        raise ConfigError(f"system {name}: built in, cannot be removed")
+    _DECLARED.pop(name, None)
+
+
+def _load() -> None:
+    for module in BUILT_IN:
+        import_module(module)
+
+
+def declarations() -> list[Declaration]:
+    """Every registered system, built-in ones first."""
+    _load()
+    return list(_DECLARED.values())
+
+
+def system_names() -> tuple[str, ...]:
+    return tuple(d.name for d in declarations())
+
+
+def declaration(name: str) -> Declaration:
+    """The declaration of `name`; ConfigError listing the valid names."""
+    _load()
+    decl = _DECLARED.get(name)
+    if decl is None:
+        raise ConfigError(f"system {name!r}: expected one of {', '.join(system_names())}")
+    return decl
