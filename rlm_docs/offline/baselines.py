@@ -213,6 +213,11 @@ def add_policy(name: str, reply: Callable[[list[dict]], str]) -> None:
         raise ValueError(f"offline policy {name!r} is already taken by {known.__qualname__}")
 
 
+def drop_policy(name: str) -> None:
+    """Forget the policy of `name` (its system was unregistered)."""
+    _POLICIES.pop(name, None)
+
+
 def baseline_reply(messages: list[dict]) -> str:
     """The reply for a baseline request (see module docstring)."""
     first = str(messages[0].get("content", ""))

@@ -9,7 +9,7 @@ is then run, bounded, decomposed, answered offline and listed like the built-in 
 from importlib import import_module
 
 from rlm_docs.errors import ConfigError
-from rlm_docs.offline.baselines import add_policy
+from rlm_docs.offline.baselines import add_policy, drop_policy
 from rlm_docs.systems.declaration import Declaration, check
 
 # The modules that declare the built-in systems, in the order they are listed.
@@ -33,20 +33,28 @@ def register(decl: Declaration) -> Declaration:
     if known is not None and known is not decl:
         raise ConfigError(f"system {decl.name}: already registered")
     if not isinstance(decl.offline, str):
+        added: list[str] = []
         try:
             for marker, reply in decl.offline.items():
                 add_policy(marker, reply)
+                added.append(marker)
         except ValueError as exc:
+            for marker in added if known is None else []:  # nothing half-registered
+                drop_policy(marker)
             raise ConfigError(f"system {decl.name}: {exc}") from None
     _DECLARED[decl.name] = decl
     return decl
 
 
 def unregister(name: str) -> None:
-    """Forget a system registered at run time (a test's toy); built-in systems stay."""
+    """Forget a system registered at run time (a test's toy) and its offline policies;
+    built-in systems stay."""
     if any(import_module(m).DECLARATION.name == name for m in BUILT_IN):
         raise ConfigError(f"system {name}: built in, cannot be removed")
-    _DECLARED.pop(name, None)
+    decl = _DECLARED.pop(name, None)
+    if decl is not None and not isinstance(decl.offline, str):
+        for marker in decl.offline:
+            drop_policy(marker)
 
 
 def _load() -> None:
