@@ -425,7 +425,8 @@ class _Walk:
         """A fixed program's turns, read as its declaration says (`Reading`)."""
         for n, it in enumerate(iterations):
             found = (it.extra.get("search") or {}).get("results") or []
-            if found and (n == 0 or reading.search_first == "any-turn"):
+            first = reading.search_first == "any-turn" or (n == 0 and reading.search_first)
+            if found and first:
                 self.tags.add("search-first")
             for doc, page in _pairs(found):
                 self.looked.page(doc, page, read=True)

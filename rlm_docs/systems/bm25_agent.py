@@ -155,7 +155,8 @@ DECLARATION = register(
         name="bm25-agent",
         summary="MADQA's BM25 agent: the model asks `SEARCH: query` for the top-k pages' text, "
         "turn after turn, and answers (the last turn must answer)",
-        settings="k = 5 pages per search (--top-k), T = 10 turns (--max-iterations)",
+        settings="k = {k} pages per search, T = {max_iterations} turns, pages cut at "
+        "{max_page_chars} characters",
         factory=Bm25Agent,
         options=Bm25Options,
         calls=_calls,

@@ -92,12 +92,13 @@ class Reading:
     """How the decomposition record reads the system's trajectory. `cells`: an engine-style
     run (code cells, sub-calls, child runs: the code is analysed). Otherwise turns of a fixed
     program: the pages each turn's search returned or a call's span covered are looked at, and
-    the tags are these: `search_first` "first-turn" (a search in the first turn) or "any-turn";
+    the tags are these: `search_first` "first-turn" (a search in the first turn), "any-turn"
+    or None (it never searches);
     `whole_context` (the turn put the corpus's first `pages_kept` pages in one prompt);
     `reduce_after_map` (an answering turn after a chunked map is a reduce)."""
 
     cells: bool = False
-    search_first: str = "first-turn"
+    search_first: str | None = "first-turn"
     whole_context: bool = False
     reduce_after_map: bool = False
 
@@ -121,7 +122,8 @@ class Declaration:
     reading: Reading
     offline: Mapping[str, Callable[[list[dict]], str]] | str
     prompts: tuple[str, ...] = ()
-    settings: str = ""  # the source's settings in words, for the docs table
+    # the source's settings in words for the docs table; `{field}` is the option's default
+    settings: str = ""
 
     def typed(self, recorded: Mapping[str, Any]) -> Any:
         """The options dataclass from a recorded dict (ConfigError naming an unknown key)."""
@@ -167,11 +169,15 @@ def check(decl: Declaration) -> None:
         fail("calls(budget, options) must return a Bound")
     if not isinstance(decl.reading, Reading):
         fail("needs a Reading (how the decomposition record reads its trajectory)")
-    if decl.reading.search_first not in ("first-turn", "any-turn"):
-        fail("reading.search_first is 'first-turn' or 'any-turn'")
+    if decl.reading.search_first not in ("first-turn", "any-turn", None):
+        fail("reading.search_first is 'first-turn', 'any-turn' or None")
     if not decl.offline:
         fail("needs an offline policy (marker name -> reply, or the policy that answers it)")
     if not isinstance(decl.offline, str) and not all(callable(v) for v in decl.offline.values()):
         fail("offline policies must be callables (messages -> reply)")
+    try:
+        decl.settings.format(**dataclasses.asdict(decl.options()))
+    except (KeyError, IndexError, ValueError) as exc:
+        fail(f"settings names no option field: {exc}")
     for name in decl.prompts:
         load_template(name)  # ConfigError naming the missing file

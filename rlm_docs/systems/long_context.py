@@ -154,11 +154,12 @@ DECLARATION = register(
         name="long-context",
         summary="the whole rendered corpus (or the largest page-aligned prefix that fits the "
         "window) in one answering call",
-        settings="window: the model table's (--context-window), less an 8,192-token reply",
+        settings="window: the model table's (--context-window), less {reply_tokens} tokens "
+        "for the reply",
         factory=LongContext,
         options=LongContextOptions,
         calls=_calls,
-        reading=Reading(search_first="first-turn", whole_context=True),
+        reading=Reading(search_first=None, whole_context=True),
         offline={"long-context": long_context_reply},
         prompts=("long_context", "answer_format"),
     )

@@ -247,7 +247,7 @@ DECLARATION = register(
         factory=MapReduce,
         options=MapReduceOptions,
         calls=_calls,
-        reading=Reading(search_first="first-turn", reduce_after_map=True),
+        reading=Reading(search_first=None, reduce_after_map=True),
         offline={"map-reduce-map": map_reply, "map-reduce-reduce": reduce_reply},
         prompts=("map_chunk", "map_reduce", "answer_format"),
     )

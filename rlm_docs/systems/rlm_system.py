@@ -81,7 +81,7 @@ DECLARATION = register(
         name="rlm",
         summary="the recursive language model: the root model writes code over the corpus in "
         "a sandboxed REPL, searches, reads and sends sub-LLM calls, then answers with citations",
-        settings="root turns: --max-steps (default 20); sub-calls: --max-sub-calls",
+        settings="root turns: --max-steps; sub-calls: --max-sub-calls; prompt {prompt}",
         factory=RlmSystem,
         options=RlmOptions,
         calls=_calls,

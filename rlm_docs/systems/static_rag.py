@@ -97,7 +97,7 @@ DECLARATION = register(
     Declaration(
         name="static-rag",
         summary="the top-k BM25 pages for the question in one prompt, one answering call",
-        settings="k = 5 pages (--top-k)",
+        settings="k = {k} pages, each cut at {max_page_chars} characters",
         factory=StaticRag,
         options=StaticRagOptions,
         calls=_calls,
