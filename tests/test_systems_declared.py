@@ -132,10 +132,14 @@ def test_the_options_recorded_are_the_declared_ones(toy):
         ({"summary": ""}, "needs a summary"),
         ({"prompts": ("no_such_template",)}, "no_such_template.txt not found"),
         ({"options": dict}, "options must be a dataclass"),
+        ({"settings": "{nope} pages"}, "settings names no option field"),
     ],
 )
 def test_a_declaration_missing_a_piece_fails_when_registered(change, message):
-    broken = dataclasses.replace(TOY, name="broken-toy", **change)
+    class Broken(ToyPages):
+        name = "broken-toy"
+
+    broken = dataclasses.replace(TOY, name="broken-toy", factory=Broken, **change)
     with pytest.raises(ConfigError, match=message):
         register(broken)
     with pytest.raises(ConfigError, match="expected one of"):
@@ -147,12 +151,19 @@ def test_options_without_a_default_and_taken_names_are_refused(toy):
     class NoDefault:
         pages: int
 
+    class Thief(ToyPages):
+        name = "thief"
+
+    stolen = {"static-rag": _toy_offline}
+
     with pytest.raises(ConfigError, match="option pages needs a default"):
-        register(dataclasses.replace(TOY, name="nodefault", options=NoDefault))
+        register(dataclasses.replace(TOY, options=NoDefault))
+    with pytest.raises(ConfigError, match="factory's name 'toy-pages' differs"):
+        register(dataclasses.replace(TOY, name="renamed"))
     with pytest.raises(ConfigError, match="already registered"):
         register(dataclasses.replace(TOY, offline={"other-toy": _toy_offline}))
     with pytest.raises(ConfigError, match="offline policy 'static-rag' is already taken"):
-        register(dataclasses.replace(TOY, name="thief", offline={"static-rag": _toy_offline}))
+        register(dataclasses.replace(TOY, name="thief", factory=Thief, offline=stolen))
 
 
 def test_a_baseline_marker_with_no_policy_is_an_error_not_another_policy():

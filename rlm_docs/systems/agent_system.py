@@ -189,7 +189,7 @@ def _calls(budget: Budget, options: AgentOptions) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="agent",
+        name=AgentSystem.name,
         summary="any program run per question (question on stdin, answer on stdout), its "
         "model calls through a metering proxy that spends the question's budget",
         settings="whatever the program does; steps and sub-calls as the proxy counts them",

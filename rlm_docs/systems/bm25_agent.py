@@ -152,7 +152,7 @@ def _calls(budget: Budget, options: Bm25Options) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="bm25-agent",
+        name=Bm25Agent.name,
         summary="MADQA's BM25 agent: the model asks `SEARCH: query` for the top-k pages' text, "
         "turn after turn, and answers (the last turn must answer)",
         settings="k = {k} pages per search, T = {max_iterations} turns, pages cut at "

@@ -151,7 +151,7 @@ def _calls(budget: Budget, options: LongContextOptions) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="long-context",
+        name=LongContext.name,
         summary="the whole rendered corpus (or the largest page-aligned prefix that fits the "
         "window) in one answering call",
         settings="window: the model table's (--context-window), less {reply_tokens} tokens "

@@ -239,7 +239,7 @@ def _calls(budget: Budget, options: MapReduceOptions) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="map-reduce",
+        name=MapReduce.name,
         summary="the corpus cut into fixed page-aligned chunks, one sub-model call per chunk "
         "with the question, then one call combining the relevant notes",
         settings="chunk: a quarter of the sub-model's window (--chunk-tokens); map calls: "

@@ -78,7 +78,7 @@ def _calls(budget: Budget, options: RlmOptions) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="rlm",
+        name=RlmSystem.name,
         summary="the recursive language model: the root model writes code over the corpus in "
         "a sandboxed REPL, searches, reads and sends sub-LLM calls, then answers with citations",
         settings="root turns: --max-steps; sub-calls: --max-sub-calls; prompt {prompt}",

@@ -150,7 +150,7 @@ def _calls(budget: Budget, options: RlmsOptions) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="rlms",
+        name=RlmsSystem.name,
         summary="the reference RLM (the rlms package, MADQA's RLM baseline) run unchanged in "
         "the sandbox, its model calls through a metering proxy, its answer through MADQA's "
         "extraction",

@@ -95,7 +95,7 @@ def _calls(budget: Budget, options: StaticRagOptions) -> Bound:
 
 DECLARATION = register(
     Declaration(
-        name="static-rag",
+        name=StaticRag.name,
         summary="the top-k BM25 pages for the question in one prompt, one answering call",
         settings="k = {k} pages, each cut at {max_page_chars} characters",
         factory=StaticRag,
