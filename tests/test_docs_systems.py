@@ -41,3 +41,12 @@ def test_the_declaring_snippet_registers_a_system_eval_runs(tmp_path):
     assert "registered: rlm, bm25-agent" in ran.stdout and "first-pages" in ran.stdout
     assert "first-pages: 2 questions (2 run now)" in ran.stdout
     assert '"pages": 2' in (tmp_path / "run" / "run.json").read_text()
+
+
+def test_the_order_does_not_depend_on_which_system_was_imported_first():
+    code = (
+        "import rlm_docs.systems.map_reduce\nfrom rlm_docs.systems.table import systems_table\n"
+        "print(systems_table(), end='')"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout == systems_table()

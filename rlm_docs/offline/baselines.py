@@ -3,6 +3,8 @@
 
 Baseline prompts start with `[rlm-docs:baseline NAME]`; the offline policy (`policy.py`)
 recognises that marker and hands such requests here, so baselines use `offline` like any model.
+A system declared elsewhere brings its own policy (`add_policy`, called when it is registered:
+`rlm_docs.systems.registry`); a marker with no policy is an error, never another system's.
 The policy is deliberately simple and deterministic, so baseline runs exercise the real search,
 governor and scoring code without a model:
 

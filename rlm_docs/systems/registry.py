@@ -63,9 +63,11 @@ def _load() -> None:
 
 
 def declarations() -> list[Declaration]:
-    """Every registered system, built-in ones first."""
+    """Every registered system: the built-in ones in `BUILT_IN`'s order (whichever module was
+    imported first), then the others in the order they were registered."""
     _load()
-    return list(_DECLARED.values())
+    built_in = [import_module(m).DECLARATION for m in BUILT_IN]
+    return built_in + [d for d in _DECLARED.values() if d not in built_in]
 
 
 def system_names() -> tuple[str, ...]:
