@@ -124,3 +124,93 @@ def write_madqa_mirror(mirror: Path, copies: int = 3) -> Path:
     ]
     _write(corpus / "data" / "train-00000-of-00001.parquet", corpus_rows, CORPUS_SCHEMA)
     return mirror
+
+
+OOLONG_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("context_len", pa.int64()),
+        ("dataset", pa.string()),
+        ("context_window_text", pa.string()),
+        ("context_window_text_with_labels", pa.string()),
+        ("question", pa.string()),
+        ("task_group", pa.string()),
+        ("task", pa.string()),
+        ("answer", pa.string()),
+        ("answer_type", pa.string()),
+        ("input_subset", pa.string()),
+        ("num_labels", pa.int64()),
+        ("context_window_id", pa.int64()),
+    ]
+)
+"""`oolongbench/oolong-synth`'s columns and types, as its card's `dataset_info` lists them."""
+OOLONG_CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: validation
+    path: data/validation-*
+  - split: test
+    path: data/test-*
+---
+# oolong-synth (local test copy)
+"""
+TREC_SMALL = ROOT / "tests" / "fixtures" / "bench" / "trec_small.jsonl"
+
+
+def oolong_windows() -> dict[int, tuple[object, list]]:
+    """{context_window_id: (window, OOLONG items)}: two windows generated from the small TREC
+    pool with the project's OOLONG templates, so every gold is known exactly."""
+    import random
+
+    from rlm_docs.bench import oolong
+    from rlm_docs.bench.trec import load_pool
+    from rlm_docs.bench.window import sample_window
+
+    pool = load_pool(TREC_SMALL)
+    out = {}
+    for window_id, tokens in ((7, 4096), (12, 6144)):
+        rng = random.Random(window_id)
+        window = sample_window(pool, tokens, rng)
+        out[window_id] = (window, oolong.select(oolong.candidates(window, rng), 6, rng))
+    return out
+
+
+def _literal(item) -> str:
+    """OOLONG's `answer` column: a Python list literal of the gold."""
+    number = item.answer_type in ("numeric", "user")
+    return repr([int(item.answer)] if number else [item.answer])
+
+
+def write_oolong_mirror(mirror: Path) -> Path:
+    """Write `mirror/oolongbench/oolong-synth` (splits validation and test); returns `mirror`."""
+    repo = mirror / "oolongbench" / "oolong-synth"
+    repo.mkdir(parents=True, exist_ok=True)
+    (repo / "README.md").write_text(OOLONG_CARD)
+    rows = []
+    for window_id, (window, items) in oolong_windows().items():
+        text = window.text()
+        labelled = text.replace(" || Instance: ", " || Label: ? || Instance: ")
+        for item in items:
+            rows.append(
+                {
+                    "id": 1000 + len(rows),
+                    "context_len": len(text) // 4,
+                    "dataset": "trec_coarse",
+                    "context_window_text": text,
+                    "context_window_text_with_labels": labelled,
+                    "question": item.question,
+                    "task_group": "counting" if item.task != "top_user" else "user",
+                    "task": f"TASK_TYPE.{item.question_type.upper()}",
+                    "answer": _literal(item),
+                    "answer_type": f"ANSWER_TYPE.{item.answer_type.upper()}",
+                    "input_subset": "True" if item.scope == "user" else "False",
+                    "num_labels": 6,
+                    "context_window_id": window_id,
+                }
+            )
+    last = dict(rows[-1], id=1000 + len(rows), task="TASK_TYPE.FIRST_DATE")
+    rows.append(last | {"answer": "[datetime.date(2023, 2, 2)]", "answer_type": "ANSWER_TYPE.DATE"})
+    _write(repo / "data" / "validation-00000-of-00001.parquet", rows, OOLONG_SCHEMA)
+    _write(repo / "data" / "test-00000-of-00001.parquet", rows[:3], OOLONG_SCHEMA)
+    return mirror

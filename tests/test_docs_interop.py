@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hub_fixture import write_madqa_mirror
+from tests.hub_fixture import write_madqa_mirror, write_oolong_mirror
 from tests.servers.chat import ChatServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ def test_docs_examples_run(page, tmp_path, home):
         PYTHONPATH=str(ROOT),
         RLM_DOCS_HOME=str(home),
         RLM_DOCS_CACHE="off",
-        RLM_DOCS_HUB_MIRROR=str(write_madqa_mirror(tmp_path / "hub-copy")),
+        RLM_DOCS_HUB_MIRROR=str(write_oolong_mirror(write_madqa_mirror(tmp_path / "hub-copy"))),
         HF_HOME=str(tmp_path / "hf"),
         HF_HUB_OFFLINE="1",
         OPENAI_API_KEY="sk-test-docs",
@@ -99,5 +99,7 @@ def test_docs_examples_run(page, tmp_path, home):
     if page == "benchmark-data.md":
         assert served >= 24  # the real-model reproduction ran every dev question
         assert (work / "runs" / "madqa-rlm" / "predictions.madqa.jsonl").is_file()
+        windows = sorted(p.name for p in (work / "runs" / "oolong").iterdir())
+        assert windows == ["window-12", "window-7"]
     if page == "tracing.md":
         assert _Receiver.bodies, "no spans reached the OTLP endpoint"

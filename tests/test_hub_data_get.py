@@ -10,13 +10,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 pytest.importorskip("datasets", reason="the `hub` extra (datasets) is not installed")
 
 from rlm_docs import Corpus  # noqa: E402
 from rlm_docs.hub.madqa import split_pages  # noqa: E402
-from tests.hub_fixture import demo_documents, write_madqa_mirror  # noqa: E402
+from tests.hub_fixture import (  # noqa: E402
+    OOLONG_SCHEMA,
+    demo_documents,
+    oolong_windows,
+    write_madqa_mirror,
+    write_oolong_mirror,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,7 +140,7 @@ def test_unknown_benchmark_and_missing_mirror_copy(tmp_path):
     got = _cli(tmp_path, "data", "get", "madqb", "--out", str(tmp_path / "x"))
     assert got.returncode == 2
     assert got.stderr.strip() == (
-        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa"
+        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa, oolong"
     )
     got = _cli(tmp_path, "data", "get", "madqa", "--out", str(tmp_path / "x"),
                "--mirror", str(tmp_path))  # fmt: skip
@@ -160,3 +167,62 @@ def test_mirror_from_the_environment(mirror, tmp_path):
         f"rlm-docs data get: error: RLM_DOCS_HUB_MIRROR={tmp_path}: no copy of OxRML/MADQA "
         f"(expected the directory {tmp_path}/OxRML/MADQA)"
     )
+
+
+def test_oolong_one_store_per_window_then_eval(tmp_path):
+    mirror = write_oolong_mirror(tmp_path / "mirror")
+    out = tmp_path / "oolong"
+    got = _cli(tmp_path, "data", "get", "oolong", "--out", str(out), "--mirror", str(mirror),
+               "--json")  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    summary = json.loads(got.stdout)
+    assert summary["split"] == "validation" and summary["questions"] == 13
+    assert [p["window"] for p in summary["parts"]] == ["window-7", "window-12"]
+    assert json.loads((out / "manifest.json").read_text()) == summary
+
+    for window_id, (window, items) in oolong_windows().items():
+        part = out / f"window-{window_id}"
+        corpus = Corpus.load(part / "corpus")
+        # one document, pages cut at line boundaries that join back to the window exactly
+        assert corpus.names == ["oolong_window"]
+        pages = [
+            corpus.page("oolong_window", n) for n in range(1, corpus.num_pages("oolong_window") + 1)
+        ]
+        assert "".join(pages) == window.text() and len(pages) > 1
+        lines = [json.loads(x) for x in (part / "questions.jsonl").read_text().splitlines()]
+        assert [q["question"] for q in lines[: len(items)]] == [i.question for i in items]
+        assert [q["answer_variants"] for q in lines[: len(items)]] == [[[i.answer]] for i in items]
+        assert {q["scorer"] for q in lines} == {"oolong"}
+        assert [q["answer_type"] for q in lines[: len(items)]] == [i.answer_type for i in items]
+    dated = json.loads((out / "window-12" / "questions.jsonl").read_text().splitlines()[-1])
+    assert dated["answer_variants"] == [["2023-02-02"]] and dated["answer_type"] == "date"
+
+    run = tmp_path / "run"
+    part = out / "window-7"
+    ev = _cli(tmp_path, "eval", "--dataset", str(part / "questions.jsonl"), "--corpus",
+              str(part / "corpus"), "--system", "rlm", "--model", "offline", "--out", str(run),
+              "--no-progress", "--workers", "1")  # fmt: skip
+    assert ev.returncode == 0, ev.stderr
+    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 6 and {r["stage"] for r in results} == {"oolong"}
+    # "which user is represented most often" needs no labels: the offline model counts it
+    top_user = [r for r in results if r["question_type"] == "TASK_TYPE.TOP_USER"]
+    assert top_user and all(r["score"] == 1.0 for r in top_user)
+
+
+def test_oolong_bad_answer_literal_is_one_line(tmp_path):
+    import pyarrow.parquet as pq
+
+    mirror = write_oolong_mirror(tmp_path / "mirror")
+    path = mirror / "oolongbench" / "oolong-synth" / "data" / "validation-00000-of-00001.parquet"
+    table = pq.read_table(path).to_pylist()
+    table[2]["answer"] = "most common: location"
+    pq.write_table(pa.Table.from_pylist(table, schema=OOLONG_SCHEMA), path)
+    got = _cli(tmp_path, "data", "get", "oolong", "--out", str(tmp_path / "o"), "--mirror",
+               str(mirror))  # fmt: skip
+    assert got.returncode == 2
+    assert got.stderr.strip().splitlines()[-1] == (
+        "rlm-docs data get: error: oolongbench/oolong-synth validation row 3: field 'answer' "
+        "'most common: location' is not a list literal"
+    )
+    assert not (tmp_path / "o").exists()

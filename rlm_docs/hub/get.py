@@ -1,5 +1,9 @@
 """`get_benchmark`: fetch a public benchmark and write it as a store and a question file.
 
+A benchmark whose questions each carry their own context (OOLONG: one window per question
+group) is written as one store and question file per window, `DIR/<window>/corpus` and
+`DIR/<window>/questions.jsonl`, the layout `bench make` uses, with `DIR/manifest.json` last.
+
 Nothing is written until every row has been read and validated, and the store and the
 question file are each written atomically, so a failed or interrupted get never leaves a
 question file that names a corpus it did not finish.
@@ -12,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
+from rlm_docs.corpus.document import Document
 from rlm_docs.corpus.store import write_store
 from rlm_docs.errors import ConfigError, DatasetError
-from rlm_docs.hub import madqa
+from rlm_docs.hub import madqa, oolong
 from rlm_docs.hub.load import load_split, mirror_setting
 from rlm_docs.questions import doc_key
 
@@ -24,14 +29,21 @@ CORPUS_DIR = "corpus"
 
 @dataclass(frozen=True)
 class Benchmark:
-    """Where a benchmark's questions and corpus live on the hub and how rows convert."""
+    """Where a benchmark's questions and corpus live on the hub and how rows convert.
+
+    Either a shared corpus (`corpus_repo`, `corpus_split`, `documents`) or, for questions
+    asked over their own context, `window` (row -> the directory its context goes to) and
+    `context` (row -> that context as a document).
+    """
 
     questions_repo: str
     default_split: str
-    corpus_repo: str
-    corpus_split: str
     question: Callable[[dict[str, Any], str], dict[str, Any]]
-    documents: Callable[[Any], tuple[list, list[str]]]
+    corpus_repo: str = ""
+    corpus_split: str = ""
+    documents: Callable[[Any], tuple[list, list[str]]] | None = None
+    window: Callable[[dict[str, Any], str], str] | None = None
+    context: Callable[[dict[str, Any], str], Document] | None = None
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -42,6 +54,13 @@ BENCHMARKS: dict[str, Benchmark] = {
         corpus_split=madqa.CORPUS_SPLIT,
         question=madqa.question_record,
         documents=madqa.documents,
+    ),
+    "oolong": Benchmark(
+        questions_repo=oolong.QUESTIONS_REPO,
+        default_split=oolong.DEFAULT_SPLIT,
+        question=oolong.question_record,
+        window=oolong.window_key,
+        context=oolong.window_document,
     ),
 }
 
@@ -71,6 +90,9 @@ def get_benchmark(
     if limit:
         rows = rows.select(range(min(limit, len(rows))))
     records = _questions(bench, rows, split)
+    if bench.window is not None:
+        return _write_windows(name.lower(), bench, rows, records, split, Path(out))
+    assert bench.documents is not None
     log(f"corpus: {bench.corpus_repo} ({bench.corpus_split})")
     corpus_rows = load_split(bench.corpus_repo, bench.corpus_split, None, root, label)
     docs, warnings = bench.documents(corpus_rows)
@@ -104,6 +126,47 @@ def get_benchmark(
         "page_count_warnings": warnings,
         "missing_evidence_documents": missing,
     }
+
+
+def _write_windows(
+    name: str, bench: Benchmark, rows: Any, records: list[dict[str, Any]], split: str, out: Path
+) -> dict[str, Any]:
+    """One store and question file per context window, then `out/manifest.json`."""
+    assert bench.window is not None and bench.context is not None
+    windows: dict[str, tuple[Document, list[dict[str, Any]]]] = {}
+    for n, (row, record) in enumerate(zip(rows, records, strict=True), 1):
+        where = f"{bench.questions_repo} {split} row {n}"
+        key = bench.window(row, where)
+        if key not in windows:
+            windows[key] = (bench.context(row, where), [])
+        windows[key][1].append(record)
+    parts = []
+    for key, (doc, items) in windows.items():
+        write_store(out / key / CORPUS_DIR, [doc], {"source": f"hf:{bench.questions_repo}"})
+        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items)
+        atomic_write_text(out / key / QUESTIONS_FILE, lines)
+        parts.append(
+            {
+                "window": key,
+                "corpus": f"{key}/{CORPUS_DIR}",
+                "questions": f"{key}/{QUESTIONS_FILE}",
+                "num_questions": len(items),
+                "pages": len(doc.pages),
+            }
+        )
+    summary = {
+        "benchmark": name,
+        "split": split,
+        "questions": len(records),
+        "windows": len(parts),
+        "documents": len(parts),
+        "pages": sum(p["pages"] for p in parts),
+        "parts": parts,
+        "page_count_warnings": [],
+        "missing_evidence_documents": [],
+    }
+    atomic_write_text(out / "manifest.json", json.dumps(summary, indent=1) + "\n")
+    return summary
 
 
 def _questions(bench: Benchmark, rows: Any, split: str) -> list[dict[str, Any]]:
