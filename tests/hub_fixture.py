@@ -214,3 +214,57 @@ def write_oolong_mirror(mirror: Path) -> Path:
     _write(repo / "data" / "validation-00000-of-00001.parquet", rows, OOLONG_SCHEMA)
     _write(repo / "data" / "test-00000-of-00001.parquet", rows[:3], OOLONG_SCHEMA)
     return mirror
+
+
+FINANCEBENCH_CARD = """---
+license: cc-by-nc-4.0
+---
+# financebench (local test copy)
+"""
+
+
+def financebench_rows() -> list[dict]:
+    """The demo questions as `PatronusAI/financebench` lines: every field of the hub file, with
+    `evidence_page_num` counted from 0 as the benchmark counts it."""
+    demo = [json.loads(line) for line in (DEMO / "questions.jsonl").read_text().splitlines()]
+    rows = []
+    for q in demo:
+        doc = q["evidence"][0]["document"]
+        rows.append(
+            {
+                "financebench_id": f"financebench_id_{len(rows):05d}",
+                "company": doc.split("_")[0],
+                "doc_name": doc,
+                "question_type": "metrics-generated",
+                "question_reasoning": "Information extraction",
+                "domain_question_num": None,
+                "question": q["question"],
+                "answer": q["answer_variants"][0][0],
+                "justification": "",
+                "dataset_subset_label": "OPEN_SOURCE",
+                "evidence": [
+                    {
+                        "evidence_text": "",
+                        "doc_name": e["document"],
+                        "evidence_page_num": e["page"] - 1,
+                        "evidence_text_full_page": "",
+                    }
+                    for e in q["evidence"]
+                ],
+                "gics_sector": "Industrials",
+                "doc_type": "10k",
+                "doc_period": 2018,
+                "doc_link": f"https://example.org/{doc}.pdf",
+            }
+        )
+    return rows
+
+
+def write_financebench_mirror(mirror: Path) -> Path:
+    """Write `mirror/PatronusAI/financebench` (the card and one JSONL file); returns `mirror`."""
+    repo = mirror / "PatronusAI" / "financebench"
+    repo.mkdir(parents=True, exist_ok=True)
+    (repo / "README.md").write_text(FINANCEBENCH_CARD)
+    lines = "".join(json.dumps(r) + "\n" for r in financebench_rows())
+    (repo / "financebench_merged.jsonl").write_text(lines)
+    return mirror

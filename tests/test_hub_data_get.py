@@ -21,6 +21,7 @@ from tests.hub_fixture import (  # noqa: E402
     OOLONG_SCHEMA,
     demo_documents,
     oolong_windows,
+    write_financebench_mirror,
     write_madqa_mirror,
     write_oolong_mirror,
 )
@@ -140,7 +141,7 @@ def test_unknown_benchmark_and_missing_mirror_copy(tmp_path):
     got = _cli(tmp_path, "data", "get", "madqb", "--out", str(tmp_path / "x"))
     assert got.returncode == 2
     assert got.stderr.strip() == (
-        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa, oolong"
+        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa, financebench, oolong"
     )
     got = _cli(tmp_path, "data", "get", "madqa", "--out", str(tmp_path / "x"),
                "--mirror", str(tmp_path))  # fmt: skip
@@ -226,3 +227,47 @@ def test_oolong_bad_answer_literal_is_one_line(tmp_path):
         "'most common: location' is not a list literal"
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_financebench_questions_then_eval_on_an_ingested_corpus(tmp_path):
+    mirror = write_financebench_mirror(tmp_path / "mirror")
+    out = tmp_path / "fb"
+    got = _cli(tmp_path, "data", "get", "financebench", "--out", str(out), "--mirror",
+               str(mirror))  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert f"rlm-docs ingest PDF_DIR --out {out}/corpus" in got.stdout
+    assert not (out / "corpus").exists()
+    lines = [json.loads(x) for x in (out / "questions.jsonl").read_text().splitlines()]
+    demo = [json.loads(x) for x in (ROOT / "corpus" / "questions.jsonl").read_text().splitlines()]
+    assert len(lines) == len(demo)
+    # evidence_page_num counts from 0; the question file from 1, as the demo questions do
+    assert [q["evidence"] for q in lines] == [q["evidence"] for q in demo]
+    assert lines[0]["company"] == "3M" and lines[0]["doc_period"] == 2018
+
+    # the corpus the hint asks for (here the demo filings' pages), then eval as written
+    ing = _cli(tmp_path, "ingest", str(ROOT / "corpus" / "documents"), "--out", str(out / "corpus"))
+    assert ing.returncode == 0, ing.stderr
+    run = tmp_path / "run"
+    ev = _cli(tmp_path, "eval", "--dataset", str(out / "questions.jsonl"), "--corpus",
+              str(out / "corpus"), "--system", "rlm", "--model", "offline", "--out", str(run),
+              "--no-progress", "--workers", "2", "--where", "company=3M")  # fmt: skip
+    assert ev.returncode == 0, ev.stderr
+    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert results and all(r["doc_f1"] == 1.0 for r in results)
+    assert any(r["page_f1"] > 0 for r in results)
+
+
+def test_financebench_negative_page_is_one_line(tmp_path):
+    mirror = write_financebench_mirror(tmp_path / "mirror")
+    path = mirror / "PatronusAI" / "financebench" / "financebench_merged.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows[1]["evidence"][0]["evidence_page_num"] = -1
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = _cli(tmp_path, "data", "get", "financebench", "--out", str(tmp_path / "f"), "--mirror",
+               str(mirror))  # fmt: skip
+    assert got.returncode == 2
+    assert got.stderr.strip().splitlines()[-1] == (
+        "rlm-docs data get: error: PatronusAI/financebench train row 2: evidence[0] needs "
+        "'evidence_page_num' >= 0"
+    )
+    assert not (tmp_path / "f").exists()

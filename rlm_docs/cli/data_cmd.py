@@ -10,7 +10,7 @@ from rlm_docs.number_flags import positive_int
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "data",
-        help="fetch public benchmarks (MADQA, OOLONG) as a corpus store and a question file",
+        help="fetch public benchmarks (MADQA, OOLONG, FinanceBench) as a corpus store and a question file",
         description="Public benchmarks from the Hugging Face Hub, ready for `eval`.",
     )
     sub = p.add_subparsers(dest="data_command", metavar="ACTION")
@@ -25,12 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--corpus DIR/corpus` takes both as they are. Needs the `hub` extra."
         ),
     )
-    get.add_argument("name", metavar="NAME", help="benchmark: madqa, oolong")
+    get.add_argument("name", metavar="NAME", help="benchmark: madqa, financebench, oolong")
     get.add_argument("--out", required=True, metavar="DIR", help="directory to write")
     get.add_argument(
         "--split",
         help="question split (madqa: dev, the default; train; test. oolong: validation, the "
-        "default; test)",
+        "default; test. financebench: train, the only one)",
     )
     get.add_argument("--limit", type=positive_int, metavar="N", help="keep the first N questions")
     get.add_argument(
@@ -66,6 +66,14 @@ def run_get(args: argparse.Namespace) -> int:
         print(f"warning: evidence names documents the corpus lacks: {names}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, indent=1))
+        return 0
+    if summary.get("corpus_hint"):
+        docs = len(summary["evidence_documents"])
+        print(
+            f"{summary['benchmark']} {summary['split']}: {summary['questions']} questions over "
+            f"{docs} documents\n  questions: {summary['dataset']}\n"
+            f"  corpus:    {summary['corpus_hint']}"
+        )
         return 0
     if "parts" in summary:
         print(

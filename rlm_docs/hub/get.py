@@ -1,6 +1,7 @@
 """`get_benchmark`: fetch a public benchmark and write it as a store and a question file.
 
-A benchmark whose questions each carry their own context (OOLONG: one window per question
+A benchmark whose hub copy holds only questions (FinanceBench) gets `DIR/questions.jsonl` and
+a line saying how to build its corpus. A benchmark whose questions each carry their own context (OOLONG: one window per question
 group) is written as one store and question file per window, `DIR/<window>/corpus` and
 `DIR/<window>/questions.jsonl`, the layout `bench make` uses, with `DIR/manifest.json` last.
 
@@ -19,7 +20,7 @@ from rlm_docs.atomic import atomic_write_text
 from rlm_docs.corpus.document import Document
 from rlm_docs.corpus.store import write_store
 from rlm_docs.errors import ConfigError, DatasetError
-from rlm_docs.hub import madqa, oolong
+from rlm_docs.hub import financebench, madqa, oolong
 from rlm_docs.hub.load import load_split, mirror_setting
 from rlm_docs.questions import doc_key
 
@@ -31,9 +32,10 @@ CORPUS_DIR = "corpus"
 class Benchmark:
     """Where a benchmark's questions and corpus live on the hub and how rows convert.
 
-    Either a shared corpus (`corpus_repo`, `corpus_split`, `documents`) or, for questions
+    Either a shared corpus (`corpus_repo`, `corpus_split`, `documents`); or, for questions
     asked over their own context, `window` (row -> the directory its context goes to) and
-    `context` (row -> that context as a document).
+    `context` (row -> that context as a document); or neither, and `corpus_hint` says how to
+    build the corpus the hub does not hold.
     """
 
     questions_repo: str
@@ -44,6 +46,7 @@ class Benchmark:
     documents: Callable[[Any], tuple[list, list[str]]] | None = None
     window: Callable[[dict[str, Any], str], str] | None = None
     context: Callable[[dict[str, Any], str], Document] | None = None
+    corpus_hint: str = ""
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -54,6 +57,12 @@ BENCHMARKS: dict[str, Benchmark] = {
         corpus_split=madqa.CORPUS_SPLIT,
         question=madqa.question_record,
         documents=madqa.documents,
+    ),
+    "financebench": Benchmark(
+        questions_repo=financebench.QUESTIONS_REPO,
+        default_split=financebench.DEFAULT_SPLIT,
+        question=financebench.question_record,
+        corpus_hint=financebench.CORPUS_HINT,
     ),
     "oolong": Benchmark(
         questions_repo=oolong.QUESTIONS_REPO,
@@ -92,7 +101,8 @@ def get_benchmark(
     records = _questions(bench, rows, split)
     if bench.window is not None:
         return _write_windows(name.lower(), bench, rows, records, split, Path(out))
-    assert bench.documents is not None
+    if bench.documents is None:
+        return _write_questions_only(name.lower(), bench, records, split, Path(out))
     log(f"corpus: {bench.corpus_repo} ({bench.corpus_split})")
     corpus_rows = load_split(bench.corpus_repo, bench.corpus_split, None, root, label)
     docs, warnings = bench.documents(corpus_rows)
@@ -125,6 +135,26 @@ def get_benchmark(
         "dataset": str(target / QUESTIONS_FILE),
         "page_count_warnings": warnings,
         "missing_evidence_documents": missing,
+    }
+
+
+def _write_questions_only(
+    name: str, bench: Benchmark, records: list[dict[str, Any]], split: str, out: Path
+) -> dict[str, Any]:
+    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    atomic_write_text(out / QUESTIONS_FILE, lines)
+    return {
+        "benchmark": name,
+        "split": split,
+        "questions": len(records),
+        "documents": 0,
+        "pages": 0,
+        "corpus": None,
+        "corpus_hint": bench.corpus_hint.format(out=out),
+        "dataset": str(out / QUESTIONS_FILE),
+        "evidence_documents": sorted({e["document"] for r in records for e in r["evidence"]}),
+        "page_count_warnings": [],
+        "missing_evidence_documents": [],
     }
 
 
