@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hub_fixture import write_madqa_mirror, write_oolong_mirror
+from tests.hub_fixture import write_financebench_mirror, write_madqa_mirror, write_oolong_mirror
 from tests.servers.chat import ChatServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +49,13 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
+def _hub_copy(path: Path) -> Path:
+    """Local copies of every hub repository the pages fetch."""
+    for write in (write_madqa_mirror, write_oolong_mirror, write_financebench_mirror):
+        write(path)
+    return path
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     """One RLM_DOCS_HOME for all pages, so the demo store is built once."""
@@ -73,7 +80,7 @@ def test_docs_examples_run(page, tmp_path, home):
         PYTHONPATH=str(ROOT),
         RLM_DOCS_HOME=str(home),
         RLM_DOCS_CACHE="off",
-        RLM_DOCS_HUB_MIRROR=str(write_oolong_mirror(write_madqa_mirror(tmp_path / "hub-copy"))),
+        RLM_DOCS_HUB_MIRROR=str(_hub_copy(tmp_path / "hub-copy")),
         HF_HOME=str(tmp_path / "hf"),
         HF_HUB_OFFLINE="1",
         OPENAI_API_KEY="sk-test-docs",
@@ -101,5 +108,6 @@ def test_docs_examples_run(page, tmp_path, home):
         assert (work / "runs" / "madqa-rlm" / "predictions.madqa.jsonl").is_file()
         windows = sorted(p.name for p in (work / "runs" / "oolong").iterdir())
         assert windows == ["window-12", "window-7"]
+        assert (work / "runs" / "financebench-offline" / "results.jsonl").is_file()
     if page == "tracing.md":
         assert _Receiver.bodies, "no spans reached the OTLP endpoint"
