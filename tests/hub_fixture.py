@@ -268,3 +268,65 @@ def write_financebench_mirror(mirror: Path) -> Path:
     lines = "".join(json.dumps(r) + "\n" for r in financebench_rows())
     (repo / "financebench_merged.jsonl").write_text(lines)
     return mirror
+
+
+MMLONGBENCH_SCHEMA = pa.schema(
+    [
+        (name, pa.string())
+        for name in (
+            "doc_id",
+            "doc_type",
+            "question",
+            "answer",
+            "evidence_pages",
+            "evidence_sources",
+            "answer_format",
+        )
+    ]
+)
+"""`yubo2333/MMLongBench-Doc`'s columns, all strings, as its card's `dataset_info` lists them."""
+MMLONGBENCH_CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*
+---
+# MMLongBench-Doc (local test copy)
+"""
+
+
+def mmlongbench_rows() -> list[dict]:
+    """The demo questions as MMLongBench-Doc rows (one document each, pages 1-based as list
+    literals), then an unanswerable question, a `List` answer and a page-0 citation."""
+    demo = [json.loads(line) for line in (DEMO / "questions.jsonl").read_text().splitlines()]
+    rows = []
+    for q in demo:
+        doc = q["evidence"][0]["document"]
+        pages = [e["page"] for e in q["evidence"] if e["document"] == doc]
+        rows.append(
+            {
+                "doc_id": f"{doc}.pdf",
+                "doc_type": "Financial report",
+                "question": q["question"],
+                "answer": q["answer_variants"][0][0],
+                "evidence_pages": str(pages),
+                "evidence_sources": "['Pure-text (Plain-text)', 'Table']",
+                "answer_format": "Str",
+            }
+        )
+    first = rows[0]
+    rows.append(first | {"question": "Who audited the moon?", "answer": "Not answerable",
+                         "evidence_pages": "[]", "answer_format": "None"})  # fmt: skip
+    rows.append(first | {"answer": "['32,765', '31,657']", "answer_format": "List"})
+    rows.append(first | {"evidence_pages": "[0, 56]"})
+    return rows
+
+
+def write_mmlongbench_mirror(mirror: Path) -> Path:
+    """Write `mirror/yubo2333/MMLongBench-Doc` (split train); returns `mirror`."""
+    repo = mirror / "yubo2333" / "MMLongBench-Doc"
+    repo.mkdir(parents=True, exist_ok=True)
+    (repo / "README.md").write_text(MMLONGBENCH_CARD)
+    _write(repo / "data" / "train-00000-of-00001.parquet", mmlongbench_rows(), MMLONGBENCH_SCHEMA)
+    return mirror

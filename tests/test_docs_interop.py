@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.hub_fixture import write_financebench_mirror, write_madqa_mirror, write_oolong_mirror
+from tests.hub_fixture import (
+    write_financebench_mirror,
+    write_madqa_mirror,
+    write_mmlongbench_mirror,
+    write_oolong_mirror,
+)
 from tests.servers.chat import ChatServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +56,12 @@ class _Receiver(BaseHTTPRequestHandler):
 
 def _hub_copy(path: Path) -> Path:
     """Local copies of every hub repository the pages fetch."""
-    for write in (write_madqa_mirror, write_oolong_mirror, write_financebench_mirror):
+    for write in (
+        write_madqa_mirror,
+        write_oolong_mirror,
+        write_financebench_mirror,
+        write_mmlongbench_mirror,
+    ):
         write(path)
     return path
 
@@ -108,6 +118,7 @@ def test_docs_examples_run(page, tmp_path, home):
         assert (work / "runs" / "madqa-rlm" / "predictions.madqa.jsonl").is_file()
         windows = sorted(p.name for p in (work / "runs" / "oolong").iterdir())
         assert windows == ["window-12", "window-7"]
-        assert (work / "runs" / "financebench-offline" / "results.jsonl").is_file()
+        for run in ("financebench-offline", "mmlongbench-offline"):
+            assert (work / "runs" / run / "results.jsonl").is_file()
     if page == "tracing.md":
         assert _Receiver.bodies, "no spans reached the OTLP endpoint"

@@ -18,11 +18,13 @@ pytest.importorskip("datasets", reason="the `hub` extra (datasets) is not instal
 from rlm_docs import Corpus  # noqa: E402
 from rlm_docs.hub.madqa import split_pages  # noqa: E402
 from tests.hub_fixture import (  # noqa: E402
+    MMLONGBENCH_SCHEMA,
     OOLONG_SCHEMA,
     demo_documents,
     oolong_windows,
     write_financebench_mirror,
     write_madqa_mirror,
+    write_mmlongbench_mirror,
     write_oolong_mirror,
 )
 
@@ -141,7 +143,7 @@ def test_unknown_benchmark_and_missing_mirror_copy(tmp_path):
     got = _cli(tmp_path, "data", "get", "madqb", "--out", str(tmp_path / "x"))
     assert got.returncode == 2
     assert got.stderr.strip() == (
-        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa, financebench, oolong"
+        "rlm-docs data get: error: unknown benchmark 'madqb'; choose from madqa, financebench, mmlongbench-doc, oolong"
     )
     got = _cli(tmp_path, "data", "get", "madqa", "--out", str(tmp_path / "x"),
                "--mirror", str(tmp_path))  # fmt: skip
@@ -271,3 +273,60 @@ def test_financebench_negative_page_is_one_line(tmp_path):
         "'evidence_page_num' >= 0"
     )
     assert not (tmp_path / "f").exists()
+
+
+def test_mmlongbench_questions_then_eval_on_an_ingested_corpus(tmp_path):
+    mirror = write_mmlongbench_mirror(tmp_path / "mirror")
+    out = tmp_path / "mm"
+    got = _cli(tmp_path, "data", "get", "mmlongbench-doc", "--out", str(out), "--mirror",
+               str(mirror))  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert (
+        f"--out {out}/corpus" in got.stdout and "hf download yubo2333/MMLongBench-Doc" in got.stdout
+    )
+    lines = [json.loads(x) for x in (out / "questions.jsonl").read_text().splitlines()]
+    demo = [json.loads(x) for x in (ROOT / "corpus" / "questions.jsonl").read_text().splitlines()]
+    assert [q["id"] for q in lines[:2]] == ["mmlb_0001", "mmlb_0002"]
+    for q, d in zip(lines, demo, strict=False):
+        doc = d["evidence"][0]["document"]
+        want = [
+            {"document": f"{doc}.pdf", "page": e["page"]}
+            for e in d["evidence"]
+            if e["document"] == doc
+        ]
+        assert q["evidence"] == want
+        assert q["question_type"] == ("single-page" if len(want) == 1 else "cross-page")
+    unanswerable, listed, zero = lines[-3:]
+    assert unanswerable["evidence"] == [] and unanswerable["question_type"] == "unanswerable"
+    assert unanswerable["answer_variants"] == [["Not answerable"]]
+    assert listed["answer_variants"] == [["32,765", "31,657"]]
+    assert zero["evidence"] == [{"document": "3M_2018_10K.pdf", "page": 56}]
+    assert zero["evidence_pages"] == [0, 56] and "page 0" in zero["evidence_note"]
+
+    ing = _cli(tmp_path, "ingest", str(ROOT / "corpus" / "documents"), "--out", str(out / "corpus"))
+    assert ing.returncode == 0, ing.stderr
+    run = tmp_path / "run"
+    ev = _cli(tmp_path, "eval", "--dataset", str(out / "questions.jsonl"), "--corpus",
+              str(out / "corpus"), "--system", "rlm", "--model", "offline", "--out", str(run),
+              "--no-progress", "--workers", "2", "--limit", "4")  # fmt: skip
+    assert ev.returncode == 0, ev.stderr
+    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 4 and all(r["doc_f1"] == 1.0 for r in results)
+
+
+def test_mmlongbench_bad_pages_is_one_line(tmp_path):
+    import pyarrow.parquet as pq
+
+    mirror = write_mmlongbench_mirror(tmp_path / "mirror")
+    path = mirror / "yubo2333" / "MMLongBench-Doc" / "data" / "train-00000-of-00001.parquet"
+    rows = pq.read_table(path).to_pylist()
+    rows[0]["evidence_pages"] = "page 5"
+    pq.write_table(pa.Table.from_pylist(rows, schema=MMLONGBENCH_SCHEMA), path)
+    got = _cli(tmp_path, "data", "get", "mmlongbench-doc", "--out", str(tmp_path / "m"),
+               "--mirror", str(mirror))  # fmt: skip
+    assert got.returncode == 2
+    assert got.stderr.strip().splitlines()[-1] == (
+        "rlm-docs data get: error: yubo2333/MMLongBench-Doc train row 1: field 'evidence_pages' "
+        "'page 5' is not a list literal"
+    )
+    assert not (tmp_path / "m").exists()

@@ -10,7 +10,7 @@ from rlm_docs.number_flags import positive_int
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "data",
-        help="fetch public benchmarks (MADQA, OOLONG, FinanceBench) as a corpus store and a question file",
+        help="fetch public benchmarks (MADQA, OOLONG, FinanceBench, MMLongBench-Doc) as a corpus store and a question file",
         description="Public benchmarks from the Hugging Face Hub, ready for `eval`.",
     )
     sub = p.add_subparsers(dest="data_command", metavar="ACTION")
@@ -25,12 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--corpus DIR/corpus` takes both as they are. Needs the `hub` extra."
         ),
     )
-    get.add_argument("name", metavar="NAME", help="benchmark: madqa, financebench, oolong")
+    get.add_argument(
+        "name", metavar="NAME", help="benchmark: madqa, financebench, mmlongbench-doc, oolong"
+    )
     get.add_argument("--out", required=True, metavar="DIR", help="directory to write")
     get.add_argument(
         "--split",
         help="question split (madqa: dev, the default; train; test. oolong: validation, the "
-        "default; test. financebench: train, the only one)",
+        "default; test. financebench and mmlongbench-doc: train, the only one)",
     )
     get.add_argument("--limit", type=positive_int, metavar="N", help="keep the first N questions")
     get.add_argument(

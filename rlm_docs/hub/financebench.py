@@ -27,7 +27,7 @@ CORPUS_HINT = (  # {out}: the --out directory
 _CARRIED = ("question_reasoning", "company", "doc_type", "doc_period", "gics_sector")
 
 
-def question_record(row: dict[str, Any], where: str) -> dict[str, Any]:
+def question_record(row: dict[str, Any], where: str, number: int) -> dict[str, Any]:
     """One FinanceBench line as a question-file line, evidence pages counted from 1."""
     evidence = row.get("evidence")
     if not isinstance(evidence, list):

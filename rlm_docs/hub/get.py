@@ -1,6 +1,6 @@
 """`get_benchmark`: fetch a public benchmark and write it as a store and a question file.
 
-A benchmark whose hub copy holds only questions (FinanceBench) gets `DIR/questions.jsonl` and
+A benchmark whose hub copy holds only questions (FinanceBench, MMLongBench-Doc) gets `DIR/questions.jsonl` and
 a line saying how to build its corpus. A benchmark whose questions each carry their own context (OOLONG: one window per question
 group) is written as one store and question file per window, `DIR/<window>/corpus` and
 `DIR/<window>/questions.jsonl`, the layout `bench make` uses, with `DIR/manifest.json` last.
@@ -20,7 +20,7 @@ from rlm_docs.atomic import atomic_write_text
 from rlm_docs.corpus.document import Document
 from rlm_docs.corpus.store import write_store
 from rlm_docs.errors import ConfigError, DatasetError
-from rlm_docs.hub import financebench, madqa, oolong
+from rlm_docs.hub import financebench, madqa, mmlongbench, oolong
 from rlm_docs.hub.load import load_split, mirror_setting
 from rlm_docs.questions import doc_key
 
@@ -40,7 +40,7 @@ class Benchmark:
 
     questions_repo: str
     default_split: str
-    question: Callable[[dict[str, Any], str], dict[str, Any]]
+    question: Callable[[dict[str, Any], str, int], dict[str, Any]]  # row, where, row number
     corpus_repo: str = ""
     corpus_split: str = ""
     documents: Callable[[Any], tuple[list, list[str]]] | None = None
@@ -63,6 +63,12 @@ BENCHMARKS: dict[str, Benchmark] = {
         default_split=financebench.DEFAULT_SPLIT,
         question=financebench.question_record,
         corpus_hint=financebench.CORPUS_HINT,
+    ),
+    "mmlongbench-doc": Benchmark(
+        questions_repo=mmlongbench.QUESTIONS_REPO,
+        default_split=mmlongbench.DEFAULT_SPLIT,
+        question=mmlongbench.question_record,
+        corpus_hint=mmlongbench.CORPUS_HINT,
     ),
     "oolong": Benchmark(
         questions_repo=oolong.QUESTIONS_REPO,
@@ -204,7 +210,7 @@ def _questions(bench: Benchmark, rows: Any, split: str) -> list[dict[str, Any]]:
     seen: dict[str, int] = {}
     for n, row in enumerate(rows, 1):
         where = f"{bench.questions_repo} {split} row {n}"
-        record = bench.question(row, where)
+        record = bench.question(row, where, n)
         qid = str(record["id"])
         if qid in seen:
             raise DatasetError(f"{where}: field 'id' {qid!r} repeats row {seen[qid]}")

@@ -34,7 +34,7 @@ def split_pages(markdown: str) -> list[str]:
     return [page.strip() for page in markdown.split(PAGE_BREAK)]
 
 
-def question_record(row: dict[str, Any], where: str) -> dict[str, Any]:
+def question_record(row: dict[str, Any], where: str, number: int) -> dict[str, Any]:
     """One MADQA row as a question-file line (validated: DatasetError names `where`)."""
     evidence = row.get("evidence")
     record = {

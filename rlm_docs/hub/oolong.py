@@ -62,7 +62,7 @@ def window_key(row: dict[str, Any], where: str) -> str:
     return f"window-{key}"
 
 
-def question_record(row: dict[str, Any], where: str) -> dict[str, Any]:
+def question_record(row: dict[str, Any], where: str, number: int) -> dict[str, Any]:
     """One OOLONG-synth row as a question line in `bench make`'s OOLONG record format."""
     kind = str(row.get("answer_type") or "").removeprefix("ANSWER_TYPE.")
     record = {
