@@ -1,9 +1,10 @@
 """`get_benchmark`: fetch a public benchmark and write it as a store and a question file.
 
-A benchmark whose hub copy holds only questions (FinanceBench, MMLongBench-Doc) gets `DIR/questions.jsonl` and
-a line saying how to build its corpus. A benchmark whose questions each carry their own context (OOLONG: one window per question
-group) is written as one store and question file per window, `DIR/<window>/corpus` and
-`DIR/<window>/questions.jsonl`, the layout `bench make` uses, with `DIR/manifest.json` last.
+A benchmark whose hub copy holds only questions (FinanceBench, MMLongBench-Doc) gets
+`DIR/questions.jsonl` and a line saying how to build its corpus. A benchmark whose questions
+each carry their own context (OOLONG: one window per question group) is written as one store
+and question file per window, `DIR/<window>/corpus` and `DIR/<window>/questions.jsonl`, the
+layout `bench make` uses, with `DIR/manifest.json` last.
 
 Nothing is written until every row has been read and validated, and the store and the
 question file are each written atomically, so a failed or interrupted get never leaves a
@@ -88,7 +89,8 @@ def get_benchmark(
     mirror: str | Path | None = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Write `out/corpus` and `out/questions.jsonl` for benchmark `name`; returns a summary.
+    """Write `out/corpus` and `out/questions.jsonl` for benchmark `name` (or only the
+    questions, or one of each per context window: see the module); returns a summary.
 
     `limit` keeps the first N questions of the split; the corpus is always whole, so a short
     run searches the same collection as a full one. `mirror` is a directory holding local
