@@ -174,6 +174,9 @@ def test_mirror_from_the_environment(mirror, tmp_path):
 
 def test_oolong_one_store_per_window_then_eval(tmp_path):
     mirror = write_oolong_mirror(tmp_path / "mirror")
+    # only the asked split is downloaded and read: a broken `test` file does not matter
+    test_split = mirror / "oolongbench" / "oolong-synth" / "data" / "test-00000-of-00001.parquet"
+    test_split.write_bytes(b"not parquet")
     out = tmp_path / "oolong"
     got = _cli(tmp_path, "data", "get", "oolong", "--out", str(out), "--mirror", str(mirror),
                "--json")  # fmt: skip
@@ -330,3 +333,31 @@ def test_mmlongbench_bad_pages_is_one_line(tmp_path):
         "'page 5' is not a list literal"
     )
     assert not (tmp_path / "m").exists()
+
+
+def test_unreadable_hub_file_is_one_line(tmp_path):
+    # `datasets` reads every split of a repository without `split_files`: a broken file of
+    # another split stops the get, in one line naming the repository and the reader's reason
+    mirror = write_madqa_mirror(tmp_path / "mirror")
+    broken = mirror / "OxRML" / "MADQA" / "data" / "test-00000-of-00001.parquet"
+    broken.write_bytes(b"not parquet")
+    got = _cli(tmp_path, "data", "get", "madqa", "--out", str(tmp_path / "u"), "--mirror",
+               str(mirror))  # fmt: skip
+    assert got.returncode == 2 and "Traceback" not in got.stderr
+    last = got.stderr.strip().splitlines()[-1]
+    assert last.startswith("rlm-docs data get: error: OxRML/MADQA: cannot read its files (")
+    assert "Parquet" in last
+    assert not (tmp_path / "u").exists()
+    # the asked split's own file broken: one line too
+    mirror = write_oolong_mirror(tmp_path / "mirror")
+    data = mirror / "oolongbench" / "oolong-synth" / "data"
+    (data / "validation-00000-of-00001.parquet").write_bytes(b"not parquet")
+    got = _cli(tmp_path, "data", "get", "oolong", "--out", str(tmp_path / "u"), "--mirror",
+               str(mirror))  # fmt: skip
+    assert got.returncode == 2 and "Traceback" not in got.stderr
+    assert (
+        got.stderr.strip()
+        .splitlines()[-1]
+        .startswith("rlm-docs data get: error: oolongbench/oolong-synth: ")
+    )
+    assert not (tmp_path / "u").exists()

@@ -48,6 +48,7 @@ class Benchmark:
     window: Callable[[dict[str, Any], str], str] | None = None
     context: Callable[[dict[str, Any], str], Document] | None = None
     corpus_hint: str = ""
+    split_files: str = ""  # `data/{split}-*`: download only the asked split's files
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -75,6 +76,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         questions_repo=oolong.QUESTIONS_REPO,
         default_split=oolong.DEFAULT_SPLIT,
         question=oolong.question_record,
+        split_files=oolong.SPLIT_FILES,
         window=oolong.window_key,
         context=oolong.window_document,
     ),
@@ -103,7 +105,7 @@ def get_benchmark(
     split = split or bench.default_split
     root, label = mirror_setting(mirror)
     log(f"questions: {bench.questions_repo} ({split})")
-    rows = load_split(bench.questions_repo, split, None, root, label)
+    rows = load_split(bench.questions_repo, split, None, root, label, bench.split_files)
     if limit:
         rows = rows.select(range(min(limit, len(rows))))
     records = _questions(bench, rows, split)

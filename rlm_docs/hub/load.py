@@ -44,15 +44,28 @@ def source_of(repo: str, mirror: Path | None, label: str = "--mirror") -> str:
 
 
 def load_split(
-    repo: str, split: str, config: str | None, mirror: Path | None, label: str = "--mirror"
+    repo: str,
+    split: str,
+    config: str | None,
+    mirror: Path | None,
+    label: str = "--mirror",
+    files: str = "",
 ) -> Any:
-    """The rows of `repo`'s `split` (a `datasets.Dataset`)."""
+    """The rows of `repo`'s `split` (a `datasets.Dataset`).
+
+    `load_dataset` downloads and prepares every split of a repository, whichever is asked
+    for; `files` (a pattern with `{split}`, e.g. `data/{split}-*`) limits it to the split's
+    own files, which matters when the splits are gigabytes each.
+    """
     try:
         import datasets
     except ImportError:
         raise ConfigError(f"data get needs the `hub` extra: {EXTRA_HINT}") from None
     source = source_of(repo, mirror, label)
     try:
+        if files:
+            pattern = files.format(split=split)
+            return datasets.load_dataset(source, config, data_files={split: pattern}, split=split)
         return datasets.load_dataset(source, config, split=split)
     except ConnectionError as exc:
         raise HubError(
@@ -63,6 +76,9 @@ def load_split(
         raise HubError(f"{repo}: {_first_line(exc)}") from None
     except FileNotFoundError as exc:
         raise HubError(f"{repo}: not found ({_first_line(exc)})") from None
+    except datasets.exceptions.DatasetGenerationError as exc:  # a file that is not what it says
+        cause = exc.__cause__ or exc
+        raise HubError(f"{repo}: cannot read its files ({_first_line(cause)})") from None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -30,6 +30,9 @@ from rlm_docs.eval.dataset import parse_question
 
 QUESTIONS_REPO = "oolongbench/oolong-synth"
 DEFAULT_SPLIT = "validation"
+SPLIT_FILES = "data/{split}-*"
+"""The card's `data_files` per split; fetching only them spares the 21 GB `test` split when
+`validation` is asked for (and the reverse)."""
 _TYPES = {"NUMERIC": "numeric", "LABEL": "label", "COMPARISON": "comparison", "USER": "user"}
 
 
