@@ -33,7 +33,6 @@ DEFAULT_SPLIT = "validation"
 SPLIT_FILES = "data/{split}-*"
 """The card's `data_files` per split; fetching only them spares the 21 GB `test` split when
 `validation` is asked for (and the reverse)."""
-_TYPES = {"NUMERIC": "numeric", "LABEL": "label", "COMPARISON": "comparison", "USER": "user"}
 
 
 def window_pages(text: str) -> list[str]:
@@ -67,7 +66,7 @@ def window_key(row: dict[str, Any], where: str) -> str:
 
 def question_record(row: dict[str, Any], where: str, number: int) -> dict[str, Any]:
     """One OOLONG-synth row as a question line in `bench make`'s OOLONG record format."""
-    kind = str(row.get("answer_type") or "").removeprefix("ANSWER_TYPE.")
+    kind = str(row.get("answer_type") or "").removeprefix("ANSWER_TYPE.").lower()
     record = {
         "id": str(row.get("id")) if row.get("id") is not None else None,
         "question": row.get("question"),
@@ -75,7 +74,7 @@ def question_record(row: dict[str, Any], where: str, number: int) -> dict[str, A
         "evidence": [],
         "question_type": str(row.get("task") or ""),
         "scorer": "oolong",
-        "answer_type": _TYPES.get(kind, kind.lower()),
+        "answer_type": kind,  # numeric, label, comparison, user, date
         "workload": "oolong",
         "task_group": str(row.get("task_group") or ""),
         "source_dataset": str(row.get("dataset") or ""),
