@@ -56,7 +56,7 @@ def _ledger_entry(gov: Governor, completion: Completion) -> dict[str, Any] | Non
 
 
 class HostFunctions:
-    """`llm_query`, `llm_query_batched`, `rlm_query` and `cite` for one run (`SHOW_VARS` lives in
+    """`llm_query`, `llm_query_batched`, `rlm_query`, `cite` and `budget` for one run (`SHOW_VARS` lives in
     the worker, which sees its live namespace)."""
 
     def __init__(
@@ -91,12 +91,13 @@ class HostFunctions:
         """The name -> callable map handed to `Sandbox(functions=...)`; without `sub_calls`
         (the no-sub-calls ablation) only `cite`: the model functions are not bound at all."""
         if not self.sub_calls:
-            return {"cite": self.cite}
+            return {"cite": self.cite, "budget": self.budget}
         return {
             "llm_query": self.llm_query,
             "llm_query_batched": self.llm_query_batched,
             "rlm_query": self.rlm_query,
             "cite": self.cite,
+            "budget": self.budget,
         }
 
     def _client(self, model: str | None) -> Client:
@@ -242,6 +243,11 @@ class HostFunctions:
             child=child,
         )
         return answer
+
+    def budget(self) -> dict[str, dict[str, Any]]:
+        """What is left of this run's budget on every axis, read from the governor at the
+        moment of the call (`Governor.remaining`): data the model can plan its effort with."""
+        return self.gov.remaining()
 
     def cite(self, doc: str, page: int) -> str:
         """Record (doc, page) as evidence; CorpusError if the document or page does not exist."""

@@ -49,6 +49,10 @@ class Prediction:
     governor axis (`steps`, `sub_calls`, `input_tokens`, `output_tokens`, `cost_usd`, `wall_s`)
     when a limit forced the last turn or refused it (`forced` / `budget`; also `final` when a
     limit cut a confirmation turn short, so the unconfirmed answer stood), else None.
+    `budget`: the governor's `remaining()` when the run ended: per axis (steps, sub_calls,
+    input_tokens, output_tokens, cost_usd, wall_s, depth) its `limit`, `used`, `left` and
+    `share_used`, so accuracy can be read against the share of each axis a question used;
+    empty for systems without a governed loop (then left out of `to_madqa()`).
     `info`: system-specific facts a reader of the results needs (e.g. how much of the corpus a
     `long-context` call kept, how many chunks `map-reduce` read); in `to_madqa()` when set.
     """
@@ -72,6 +76,7 @@ class Prediction:
     raw_answer: str = ""
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    budget: dict[str, Any] = field(default_factory=dict)
 
     def take(self, answer: Answer) -> None:
         """Set the answer record's values, explanation and caveat (not its citations, which
@@ -109,6 +114,8 @@ class Prediction:
             record["error"] = self.error
         if self.info:
             record["info"] = self.info
+        if self.budget:
+            record["budget"] = self.budget
         return record
 
     def to_dict(self) -> dict[str, Any]:

@@ -173,6 +173,7 @@ class RLM:
             raw_answer=answer_text(outcome.value),
             error=outcome.error or _refused_before_any_call(outcome, gov),
             **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
+            budget=gov.remaining(),
         )
         if self.log_dir is not None:
             pred.trajectory = str(trajectory_file(self.log_dir, question_id))
