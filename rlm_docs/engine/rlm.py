@@ -70,6 +70,8 @@ class RLM:
     finishing turn (`answer["ready"] = True`) whose code printed output gets one confirmation
     turn showing it (see `rlm_docs.engine.loop`); False ends the run at once, as MADQA does.
     `cache`: the response cache model strings are built with (`make_client`'s `cache`).
+    `anytime`: shares of the budget (each in (0, 1)) at which the model is asked, in a side
+    turn, for its best answer so far (`Prediction.anytime`; see `TurnLoop._anytime`).
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class RLM:
         sub_calls: bool = True,
         confirm_final: bool = True,
         cache: Any = True,
+        anytime: tuple[float, ...] | list[float] = (),
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -111,6 +114,7 @@ class RLM:
             on_turn=on_turn,
             sub_calls=sub_calls,
             confirm_final=confirm_final,
+            anytime=checkpoints(anytime),
         )
         self.budget = budget or Budget()
         self.log_dir = Path(log_dir) if log_dir is not None else None
@@ -174,6 +178,7 @@ class RLM:
             error=outcome.error or _refused_before_any_call(outcome, gov),
             **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
             budget=gov.remaining(),
+            anytime=[_parsed(event) for event in outcome.anytime],
         )
         if self.log_dir is not None:
             pred.trajectory = str(trajectory_file(self.log_dir, question_id))
@@ -221,6 +226,27 @@ class RLM:
         if parsed is None:
             return heuristic_answer(text), "heuristic (extraction reply was not JSON)"
         return parsed, "extract"
+
+
+def checkpoints(shares: Any) -> tuple[float, ...]:
+    """The `anytime` shares, sorted; ConfigError unless each is a number in (0, 1)."""
+    out = []
+    for share in shares:
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise ConfigError(f"anytime: each share must be a number in (0, 1), got {share!r}")
+        out.append(float(share))
+    return tuple(sorted(set(out)))
+
+
+def _parsed(event: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's answer text as an answer list and citations (no extraction call: the
+    checkpoint must not spend more than the turn that asked for it)."""
+    event = dict(event)
+    text = event.pop("answer")
+    if text is None:
+        return event | {"answer": None, "citations": []}
+    parsed = parse_answer(text) or heuristic_answer(text)
+    return event | {"answer": parsed[0], "citations": parsed[1], "raw_answer": text}
 
 
 def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
