@@ -246,7 +246,12 @@ def _parsed(event: dict[str, Any]) -> dict[str, Any]:
     if text is None:
         return event | {"answer": None, "citations": []}
     parsed = parse_answer(text) or heuristic_answer(text)
-    return event | {"answer": parsed[0], "citations": parsed[1], "raw_answer": text}
+    return event | {
+        "answer": parsed.values,
+        "caveat": parsed.caveat,
+        "citations": parsed.citations,
+        "raw_answer": text,
+    }
 
 
 def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
