@@ -40,6 +40,7 @@ from typing import Any
 
 from rlm_docs.engine import prompts
 from rlm_docs.engine.host_functions import HostFunctions
+from rlm_docs.engine.memory import Memory
 from rlm_docs.engine.parsing import find_code_blocks, find_final, prose
 from rlm_docs.engine.records import (
     CellResult,
@@ -81,6 +82,7 @@ class Settings:
     sub_calls: bool = True
     confirm_final: bool = True
     anytime: tuple[float, ...] = ()  # shares of the budget at which to ask for an answer
+    memory: Memory | None = None  # the corpus memory across questions, when on
 
 
 @dataclass
@@ -161,7 +163,11 @@ class TurnLoop:
             spawn=spawn,
             allowed=[settings.client],
             sub_calls=settings.sub_calls,
+            memory=settings.memory if corpus is not None else None,
+            question=(question_id, question),
         )
+        # Notes left by earlier questions, announced in the first message (memory on only).
+        self.notes_before = None if self.host.memory is None else self.host.memory.note_count()
         self.max_steps = gov.budget.max_steps
         # The top-level run's checkpoints still to come (a child's answer is not the run's).
         self._checkpoints = sorted(settings.anytime) if gov.depth == 0 else []
@@ -212,6 +218,9 @@ class TurnLoop:
         )
         child.gov.affordable(self.s.client, child._first_messages(), role="root")
         outcome = child.execute()
+        with self.host._lock:  # the question's memory use, children included
+            self.host.reused += child.host.reused
+            self.host.noted += child.host.noted
         if outcome.refusal is not None and child_gov.totals()["calls"] == 0:
             raise outcome.refusal
         text = answer_text(outcome.value)
@@ -243,14 +252,12 @@ class TurnLoop:
         return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps, cap)
 
     def _first_messages(self) -> list[dict[str, str]]:
-        """The messages of the first root call: system prompt and the question."""
-        return [
-            {"role": "system", "content": self._system()},
-            {
-                "role": "user",
-                "content": prompts.turn(self.s.prompt, "first", question=self.question),
-            },
-        ]
+        """The messages of the first root call: system prompt and the question (with the
+        memory's tools and its count of notes when a memory is on)."""
+        first = prompts.turn(self.s.prompt, "first", question=self.question)
+        if self.notes_before is not None:
+            first += "\n\n" + prompts.render("memory_first", count=self.notes_before)
+        return [{"role": "system", "content": self._system()}, {"role": "user", "content": first}]
 
     def _feedback(self, blocks: list[tuple[str, Any, str]]) -> str:
         if not blocks:

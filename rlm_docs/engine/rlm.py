@@ -29,6 +29,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citation_check import with_fallback
 from rlm_docs.engine.loop import Outcome, Settings, TurnLoop, answer_text
+from rlm_docs.engine.memory import Memory
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Result, Trajectory
 from rlm_docs.engine.trajectory import trajectory_file, write_records
@@ -72,6 +73,8 @@ class RLM:
     `cache`: the response cache model strings are built with (`make_client`'s `cache`).
     `anytime`: shares of the budget (each in (0, 1)) at which the model is asked, in a side
     turn, for its best answer so far (`Prediction.anytime`; see `TurnLoop._anytime`).
+    `memory`: a directory for the corpus memory across questions (`rlm_docs.engine.memory`):
+    identical sub-calls reused, `note` / `notes` in the REPL; None (the default) is off.
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class RLM:
         confirm_final: bool = True,
         cache: Any = True,
         anytime: tuple[float, ...] | list[float] = (),
+        memory: str | os.PathLike | None = None,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -122,6 +126,8 @@ class RLM:
         self.last_trajectory: Trajectory | None = None  # of the last `ask` (API keys masked)
         self._store: Path | None = self.corpus.path
         self._tmp: tempfile.TemporaryDirectory | None = None
+        if memory is not None:
+            self.settings.memory = Memory(memory, self._store_path())
 
     def _store_path(self) -> Path:
         """The store the sandbox maps; an in-memory corpus is saved once to a temp dir."""
@@ -156,6 +162,8 @@ class RLM:
             store=self._store_path(),
             question_id=question_id,
         )
+        memory = self.settings.memory
+        sequence = None if memory is None else memory.begin(question_id, question)
         outcome = run.execute()
         answer, extract_note = self._answer(question, outcome, gov)
         cited = answer.citations
@@ -180,6 +188,14 @@ class RLM:
             budget=gov.remaining(),
             anytime=[_parsed(event) for event in outcome.anytime],
         )
+        if sequence is not None:  # the question's place in the memory and what it reused
+            pred.info["memory"] = {
+                "corpus": memory.fingerprint if memory is not None else None,
+                "sequence": sequence,
+                "notes_before": run.notes_before,
+                "reused_sub_calls": run.host.reused,
+                "notes_written": run.host.noted,
+            }
         if self.log_dir is not None:
             pred.trajectory = str(trajectory_file(self.log_dir, question_id))
         result = Result.from_dict(pred.to_madqa())
