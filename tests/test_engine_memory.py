@@ -4,6 +4,8 @@ the model keeps with `note` reach later questions over the same corpus, never an
 with the memory off a run sends exactly what it sent before."""
 
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from rlm_docs.engine import RLM
 from rlm_docs.engine.memory import Memory
 from rlm_docs.models import ScriptedClient
 from tests.fixtures.engine import repl, saved_store
+from tests.fixtures.eval.support import QUESTIONS, build_store
 
 # A window of labelled lines, as OOLONG asks about: each question classifies every line.
 DOCS = {"window": ["1: great service\n2: awful food\n3: fine place", "4: loved it"]}
@@ -137,3 +140,41 @@ def test_concurrent_writers_share_one_memory(store, tmp_path):
         t.join()
     assert sorted(memory.reply("m", f"p{i}") is not None for i in range(5)) == [True] * 5
     assert [memory.begin(None, "q") for _ in range(3)] == [1, 2, 3]
+
+
+def _eval(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    root = [CLASSIFY, f"FINAL({ANSWER})"] * 2
+    (tmp_path / "root.json").write_text(json.dumps(root))
+    (tmp_path / "sub.json").write_text(json.dumps(["positive", "negative", "neutral", "fine"]))
+    argv = [
+        *("eval", "--dataset", str(QUESTIONS), "--corpus", str(build_store(tmp_path / "s"))),
+        *("--system", "rlm", "--model", f"scripted:{tmp_path / 'root.json'}"),
+        *("--sub-model", f"scripted:{tmp_path / 'sub.json'}", "--limit", "2"),
+        *("--workers", "1", "--no-progress", "--out", str(tmp_path / "run"), *extra),
+    ]
+    return subprocess.run(
+        [sys.executable, "-m", "rlm_docs", *argv],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_eval_with_memory_reports_the_first_and_the_marginal_cost(tmp_path):
+    done = _eval(tmp_path, "--memory", str(tmp_path / "memory"))
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
+    by_order = sorted(rows, key=lambda r: r["info"]["memory"]["sequence"])
+    assert [r["sub_calls"] for r in by_order] == [4, 0]
+    assert [r["info"]["memory"]["reused_sub_calls"] for r in by_order] == [0, 4]
+    first_tokens = by_order[0]["input_tokens"] + by_order[0]["output_tokens"]
+    later_tokens = by_order[1]["input_tokens"] + by_order[1]["output_tokens"]
+    line = f"memory: first question {first_tokens:,} tokens ($0.0000), each later one "
+    assert line + f"{later_tokens:,} tokens ($0.0000) on average; 4 sub-calls reused" in done.stdout
+
+
+def test_memory_on_a_ray_executor_is_refused_in_one_line(tmp_path):
+    done = _eval(tmp_path, "--memory", str(tmp_path / "m"), "--executor", "ray")
+    assert done.returncode == 2 and "--memory needs --executor thread" in done.stderr
+    assert "Traceback" not in done.stderr
