@@ -71,12 +71,15 @@ class HostFunctions:
         sub_calls: bool = True,
         memory: Memory | None = None,
         question: tuple[str | None, str] = (None, ""),
+        override: Callable[[str], str | None] | None = None,
     ) -> None:
         self.gov = gov
         self.memory = memory  # `rlm_docs.engine.memory`: replies reused, notes kept
         self.question_id, self.question = question
         self.reused = 0  # sub-calls answered from the memory, without a model call
         self.noted = 0
+        # prompt -> a reply to give instead of the model's (attribution), or None
+        self.override = override
         self.sub_calls = sub_calls
         self.sub_client = sub_client
         # Model code may pick a model only among those the operator configured: a free-form
@@ -142,6 +145,18 @@ class HostFunctions:
         if not isinstance(prompt, str):
             raise TypeError(f"llm_query: prompt must be a str, got {type(prompt).__name__}")
         client = self._client(model)
+        replaced = None if self.override is None else self.override(prompt)
+        if replaced is not None:  # no model call, no spend: the reply under test
+            self._record(
+                "llm_query",
+                prompt,
+                root_model=client.model,
+                response=replaced,
+                execution_time=0.0,
+                batch=batch,
+                extra={"replaced": True},
+            )
+            return replaced
         kept = None if self.memory is None else self.memory.reply(client.model, prompt)
         if kept is not None:
             with self._lock:

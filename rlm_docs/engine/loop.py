@@ -83,6 +83,8 @@ class Settings:
     confirm_final: bool = True
     anytime: tuple[float, ...] = ()  # shares of the budget at which to ask for an answer
     memory: Memory | None = None  # the corpus memory across questions, when on
+    # prompt -> the reply a sub-call gets instead of the model's (`eval.attribute`), or None
+    override: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -165,6 +167,7 @@ class TurnLoop:
             sub_calls=settings.sub_calls,
             memory=settings.memory if corpus is not None else None,
             question=(question_id, question),
+            override=settings.override,
         )
         # Notes left by earlier questions, announced in the first message (memory on only).
         self.notes_before = None if self.host.memory is None else self.host.memory.note_count()
