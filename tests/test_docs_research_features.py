@@ -1,5 +1,6 @@
-"""docs/budget.md and docs/memory.md run as written: each Python example prints exactly the
-text block after it, and each shell example runs offline over the demo corpus."""
+"""docs/budget.md, docs/memory.md and docs/attribution.md run as written: each Python example
+prints exactly the text block after it, and each shell example runs offline over the demo
+corpus and prints what the page says."""
 
 import os
 import re
@@ -49,6 +50,10 @@ def test_the_python_example_prints_what_the_page_says(doc, tmp_path):
         (
             "memory.md",
             re.compile(r"^memory: first question [\d,]+ tokens .*sub-calls reused$", re.M),
+        ),
+        (
+            "attribution.md",
+            re.compile(r"^ +1 +no +1\.0 -> 1\.0 .*\n(.*\n)* +1 +yes +1\.0 -> 0\.0 ", re.M),
         ),
     ],
 )
