@@ -178,3 +178,9 @@ def test_memory_on_a_ray_executor_is_refused_in_one_line(tmp_path):
     done = _eval(tmp_path, "--memory", str(tmp_path / "m"), "--executor", "ray")
     assert done.returncode == 2 and "--memory needs --executor thread" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_madqa_prompt_which_binds_no_note_tools_is_not_told_of_them(store, tmp_path):
+    root = Recording([f"FINAL({ANSWER})"])
+    RLM(store, model=root, prompt="madqa", memory=tmp_path / "m").ask("How many?")
+    assert "notes from earlier questions" not in json.dumps(root.seen[0])

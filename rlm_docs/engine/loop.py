@@ -25,6 +25,10 @@ parent's `rlm_query`; FINAL(text) is cut the same way on the host). Each cut is 
 text with how much was left out, which is how a parent model learns its child's answer was cut.
 Without the cap, a 200,000,000-character FINAL_VAR cost the host 1.1 GB and a 400 MB trajectory.
 
+With `anytime` shares, the top-level run asks for its best answer so far in a side turn each
+time one more share of the budget is spent (`_anytime`); the side turns are recorded but not
+kept in the conversation.
+
 A child run (`rlm_query`) is the same loop one level deeper with its own sandbox and governor.
 A child that cannot pay for its first call is refused before its sandbox starts, and the
 parent's `rlm_query` raises that `BudgetExceeded`. Model-side failures of any kind (a value
@@ -258,7 +262,7 @@ class TurnLoop:
         """The messages of the first root call: system prompt and the question (with the
         memory's tools and its count of notes when a memory is on)."""
         first = prompts.turn(self.s.prompt, "first", question=self.question)
-        if self.notes_before is not None:
+        if self.notes_before is not None and self._binds("notes"):  # madqa's names omit them
             first += "\n\n" + prompts.render("memory_first", count=self.notes_before)
         return [{"role": "system", "content": self._system()}, {"role": "user", "content": first}]
 
