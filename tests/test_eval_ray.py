@@ -60,7 +60,13 @@ def _eval(store, out, *extra, dataset=QUESTIONS):
 
 def _comparable(run_dir):
     _, rows = load_run(run_dir)
-    return {r["id"]: {k: v for k, v in r.items() if k not in _VOLATILE} for r in rows}
+    out = {}
+    for r in rows:
+        row = {k: v for k, v in r.items() if k not in _VOLATILE}
+        if "budget" in row:  # the seconds used and left differ run to run, as wall_s does
+            row["budget"] = {k: v for k, v in row["budget"].items() if k != "wall_s"}
+        out[r["id"]] = row
+    return out
 
 
 def _recorded_ids(run_dir):

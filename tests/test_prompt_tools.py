@@ -13,13 +13,16 @@ import ast
 import builtins
 import inspect
 import re
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.host_functions import HostFunctions
+from rlm_docs.engine.memory import Memory
 from rlm_docs.governor import Governor
 from rlm_docs.models import make_client
 from rlm_docs.resources import prompts_dir
@@ -31,9 +34,13 @@ PROMPTS = sorted(prompts_dir().glob("*.txt"))
 
 
 def _namespace() -> dict[str, Callable[..., Any]]:
-    """Every function model code can call, by the name it is bound under."""
-    found: dict[str, Callable[..., Any]] = dict(make_helpers(Corpus.from_documents({"a": ["x"]})))
-    host = HostFunctions(Governor(), make_client("offline"))
+    """Every function model code can call, by the name it is bound under (a run with a corpus
+    memory binds `note` / `notes` too)."""
+    corpus = Corpus.from_documents({"a": ["x"]})
+    found: dict[str, Callable[..., Any]] = dict(make_helpers(corpus))
+    with tempfile.TemporaryDirectory() as where:
+        memory = Memory(Path(where) / "memory", corpus.save(Path(where) / "store"))
+    host = HostFunctions(Governor(), make_client("offline"), memory=memory)
     found.update(host.functions())
     # The worker binds these two of its own methods (worker.py: `_plain(self.user_variables,
     # "SHOW_VARS")`, `_plain(self.pages_read, "pages_read")`); bound, they take what they show.

@@ -64,6 +64,7 @@ _COMMANDS = (
     "ask",
     "eval",
     "rescore",
+    "attribute",
     "sweep",
     "report",
     "view",

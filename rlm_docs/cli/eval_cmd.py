@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
     apply_timeout(args)
     limits = args.max_steps or []
     args.max_steps = limits[-1] if limits else None  # the longest limit is the budget shown
+    if getattr(args, "memory", None) and args.executor == "ray":  # a file cannot span nodes
+        from rlm_docs.errors import ConfigError
+
+        raise ConfigError("--memory needs --executor thread: Ray nodes cannot share its file")
     person = _is_human(args.model) or _is_human(args.sub_model)
     if person and args.executor != "thread":
         from rlm_docs.errors import ConfigError
@@ -211,6 +215,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if s["coverage"]:
         print(s["coverage"])
+    if s.get("memory"):
+        from rlm_docs.eval.memory_cost import memory_sentence
+
+        print(memory_sentence(s["memory"]))
     return _failed_exit([s], args)
 
 

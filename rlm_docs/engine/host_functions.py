@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rlm_docs.engine.memory import NOTE_CHARS, NOTE_PAGES, Memory
 from rlm_docs.engine.records import SubCall, Trajectory
 from rlm_docs.errors import CorpusError, RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
@@ -56,7 +57,7 @@ def _ledger_entry(gov: Governor, completion: Completion) -> dict[str, Any] | Non
 
 
 class HostFunctions:
-    """`llm_query`, `llm_query_batched`, `rlm_query` and `cite` for one run (`SHOW_VARS` lives in
+    """`llm_query`, `llm_query_batched`, `rlm_query`, `cite` and `budget` for one run (`SHOW_VARS` lives in
     the worker, which sees its live namespace)."""
 
     def __init__(
@@ -68,8 +69,17 @@ class HostFunctions:
         spawn: Spawn | None = None,
         allowed: list[Client] | None = None,
         sub_calls: bool = True,
+        memory: Memory | None = None,
+        question: tuple[str | None, str] = (None, ""),
+        override: Callable[[str], str | None] | None = None,
     ) -> None:
         self.gov = gov
+        self.memory = memory  # `rlm_docs.engine.memory`: replies reused, notes kept
+        self.question_id, self.question = question
+        self.reused = 0  # sub-calls answered from the memory, without a model call
+        self.noted = 0
+        # prompt -> a reply to give instead of the model's (attribution), or None
+        self.override = override
         self.sub_calls = sub_calls
         self.sub_client = sub_client
         # Model code may pick a model only among those the operator configured: a free-form
@@ -90,14 +100,16 @@ class HostFunctions:
     def functions(self) -> dict[str, Callable[..., Any]]:
         """The name -> callable map handed to `Sandbox(functions=...)`; without `sub_calls`
         (the no-sub-calls ablation) only `cite`: the model functions are not bound at all."""
-        if not self.sub_calls:
-            return {"cite": self.cite}
-        return {
-            "llm_query": self.llm_query,
-            "llm_query_batched": self.llm_query_batched,
-            "rlm_query": self.rlm_query,
-            "cite": self.cite,
-        }
+        found: dict[str, Callable[..., Any]] = {"cite": self.cite, "budget": self.budget}
+        if self.sub_calls:
+            found |= {
+                "llm_query": self.llm_query,
+                "llm_query_batched": self.llm_query_batched,
+                "rlm_query": self.rlm_query,
+            }
+        if self.memory is not None:
+            found |= {"note": self.note, "notes": self.notes}
+        return found
 
     def _client(self, model: str | None) -> Client:
         if not model:
@@ -133,6 +145,32 @@ class HostFunctions:
         if not isinstance(prompt, str):
             raise TypeError(f"llm_query: prompt must be a str, got {type(prompt).__name__}")
         client = self._client(model)
+        replaced = None if self.override is None else self.override(prompt)
+        if replaced is not None:  # no model call, no spend: the reply under test
+            self._record(
+                "llm_query",
+                prompt,
+                root_model=client.model,
+                response=replaced,
+                execution_time=0.0,
+                batch=batch,
+                extra={"replaced": True},
+            )
+            return replaced
+        kept = None if self.memory is None else self.memory.reply(client.model, prompt)
+        if kept is not None:
+            with self._lock:
+                self.reused += 1
+            self._record(
+                "llm_query",
+                prompt,
+                root_model=client.model,
+                response=kept,
+                execution_time=0.0,
+                batch=batch,
+                extra={"reused": True},
+            )
+            return kept
         t0 = time.perf_counter()
         try:
             c = self.gov.call(
@@ -168,6 +206,8 @@ class HostFunctions:
             ledger=_ledger_entry(self.gov, c),
             batch=batch,
         )
+        if self.memory is not None:
+            self.memory.keep(client.model, prompt, c.text, self.question_id)
         return c.text
 
     def llm_query_batched(self, prompts: list[str], model: str | None = None) -> list[str]:
@@ -243,18 +283,61 @@ class HostFunctions:
         )
         return answer
 
-    def cite(self, doc: str, page: int) -> str:
-        """Record (doc, page) as evidence; CorpusError if the document or page does not exist."""
+    def budget(self) -> dict[str, dict[str, Any]]:
+        """What is left of this run's budget on every axis, read from the governor at the
+        moment of the call (`Governor.remaining`): data the model can plan its effort with."""
+        return self.gov.remaining()
+
+    def note(self, text: str, pages: list) -> str:
+        """Keep `text` in the corpus memory for later questions, with the `[doc, page]` pairs
+        (or `{"file", "page"}` dicts) it rests on, checked like `cite`."""
+        if self.memory is None:
+            raise RlmDocsError("note: this run has no memory")
+        if not isinstance(text, str) or not text.strip():
+            raise TypeError("note: text must be a non-empty str")
+        if len(text) > NOTE_CHARS:
+            raise ValueError(f"note: at most {NOTE_CHARS:,} characters, got {len(text):,}")
+        if not isinstance(pages, list | tuple) or len(pages) > NOTE_PAGES:
+            raise TypeError(f"note: pages must be a list of at most {NOTE_PAGES} [doc, page]")
+        checked = []
+        for item in pages:
+            if isinstance(item, dict):
+                item = [item.get("file"), item.get("page")]
+            if not isinstance(item, list | tuple) or len(item) != 2:
+                raise TypeError(f"note: each page must be [doc, page], got {item!r:.80}")
+            name = self._page(str(item[0]), item[1], "note")
+            checked.append({"file": name, "page": item[1]})
+        number = self.memory.add_note(text, checked, self.question_id, self.question)
+        with self._lock:
+            self.noted += 1
+        return f"noted (#{number})"
+
+    def notes(self, query: str | None = None) -> list[dict[str, Any]]:
+        """Notes from the corpus memory whose text has every word of `query` (all if None),
+        each with its pages and the question it came from."""
+        if self.memory is None:
+            raise RlmDocsError("notes: this run has no memory")
+        if query is not None and not isinstance(query, str):
+            raise TypeError("notes: query must be a str or None")
+        return self.memory.notes(query)
+
+    def _page(self, doc: str, page: Any, what: str) -> str:
+        """The resolved name of `doc`; CorpusError unless it has page `page`."""
         if self.corpus is None:
-            raise CorpusError("cite: this run has no corpus (its context is a plain string)")
-        name = self.corpus.resolve(str(doc))
+            raise CorpusError(f"{what}: this run has no corpus (its context is a plain string)")
+        name = self.corpus.resolve(doc)
         if name is None:
-            raise CorpusError(f"cite: unknown document {doc!r}")
+            raise CorpusError(f"{what}: unknown document {doc!r}")
         if isinstance(page, bool) or not isinstance(page, int):
-            raise CorpusError(f"cite: page must be an int, got {page!r}")
+            raise CorpusError(f"{what}: page must be an int, got {page!r}")
         pages = self.corpus.num_pages(name)
         if not 1 <= page <= pages:
-            raise CorpusError(f"cite: {name} has pages 1..{pages}, not {page}")
+            raise CorpusError(f"{what}: {name} has pages 1..{pages}, not {page}")
+        return name
+
+    def cite(self, doc: str, page: int) -> str:
+        """Record (doc, page) as evidence; CorpusError if the document or page does not exist."""
+        name = self._page(str(doc), page, "cite")
         with self._lock:
             if (name, page) not in self._cited:
                 self._cited.add((name, page))

@@ -25,6 +25,10 @@ parent's `rlm_query`; FINAL(text) is cut the same way on the host). Each cut is 
 text with how much was left out, which is how a parent model learns its child's answer was cut.
 Without the cap, a 200,000,000-character FINAL_VAR cost the host 1.1 GB and a 400 MB trajectory.
 
+With `anytime` shares, the top-level run asks for its best answer so far in a side turn each
+time one more share of the budget is spent (`_anytime`); the side turns are recorded but not
+kept in the conversation.
+
 A child run (`rlm_query`) is the same loop one level deeper with its own sandbox and governor.
 A child that cannot pay for its first call is refused before its sandbox starts, and the
 parent's `rlm_query` raises that `BudgetExceeded`. Model-side failures of any kind (a value
@@ -40,6 +44,7 @@ from typing import Any
 
 from rlm_docs.engine import prompts
 from rlm_docs.engine.host_functions import HostFunctions
+from rlm_docs.engine.memory import Memory
 from rlm_docs.engine.parsing import find_code_blocks, find_final, prose
 from rlm_docs.engine.records import (
     CellResult,
@@ -80,6 +85,10 @@ class Settings:
     on_turn: Callable[[int, Iteration], None] | None = None
     sub_calls: bool = True
     confirm_final: bool = True
+    anytime: tuple[float, ...] = ()  # shares of the budget at which to ask for an answer
+    memory: Memory | None = None  # the corpus memory across questions, when on
+    # prompt -> the reply a sub-call gets instead of the model's (`eval.attribute`), or None
+    override: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -95,6 +104,7 @@ class Outcome:
     variables: dict[str, str] = field(default_factory=dict)
     trajectory: TrajectoryWriter | None = None
     refusal: BudgetExceeded | None = None  # why the last call was refused, if one was
+    anytime: list[dict[str, Any]] = field(default_factory=list)  # see `TurnLoop._anytime`
 
 
 def answer_text(value: Any) -> str:
@@ -159,8 +169,15 @@ class TurnLoop:
             spawn=spawn,
             allowed=[settings.client],
             sub_calls=settings.sub_calls,
+            memory=settings.memory if corpus is not None else None,
+            question=(question_id, question),
+            override=settings.override,
         )
+        # Notes left by earlier questions, announced in the first message (memory on only).
+        self.notes_before = None if self.host.memory is None else self.host.memory.note_count()
         self.max_steps = gov.budget.max_steps
+        # The top-level run's checkpoints still to come (a child's answer is not the run's).
+        self._checkpoints = sorted(settings.anytime) if gov.depth == 0 else []
         self._log_marks: dict[str, int] = {}  # entries of each page log recorded so far
         self.traj = TrajectoryWriter(
             Metadata(
@@ -208,6 +225,9 @@ class TurnLoop:
         )
         child.gov.affordable(self.s.client, child._first_messages(), role="root")
         outcome = child.execute()
+        with self.host._lock:  # the question's memory use, children included
+            self.host.reused += child.host.reused
+            self.host.noted += child.host.noted
         if outcome.refusal is not None and child_gov.totals()["calls"] == 0:
             raise outcome.refusal
         text = answer_text(outcome.value)
@@ -239,14 +259,12 @@ class TurnLoop:
         return prompts.context_prompt(self.s.prompt, self.question, self.context or "", steps, cap)
 
     def _first_messages(self) -> list[dict[str, str]]:
-        """The messages of the first root call: system prompt and the question."""
-        return [
-            {"role": "system", "content": self._system()},
-            {
-                "role": "user",
-                "content": prompts.turn(self.s.prompt, "first", question=self.question),
-            },
-        ]
+        """The messages of the first root call: system prompt and the question (with the
+        memory's tools and its count of notes when a memory is on)."""
+        first = prompts.turn(self.s.prompt, "first", question=self.question)
+        if self.notes_before is not None and self._binds("notes"):  # madqa's names omit them
+            first += "\n\n" + prompts.render("memory_first", count=self.notes_before)
+        return [{"role": "system", "content": self._system()}, {"role": "user", "content": first}]
 
     def _feedback(self, blocks: list[tuple[str, Any, str]]) -> str:
         if not blocks:
@@ -451,6 +469,8 @@ class TurnLoop:
         feedback = ""
         pending: list[Any] = []  # the answer awaiting confirmation, if any
         while True:
+            if turn and not pending:
+                self._anytime(sb, messages, feedback, turn, outcome)
             axis = self._out_of_steps()
             if axis is not None and pending:  # no step left to confirm: the answer stands
                 outcome.value, outcome.stop_reason, outcome.stop_axis = pending[0], "final", axis
@@ -528,6 +548,66 @@ class TurnLoop:
                 lines.append(f'answer["{key}"] = {_truncate(text, CONFIRM_CHARS)}')
         content = "\n".join(lines) or 'answer["values"] = [] (no answer)'
         return prompts.render("turn_confirm", content=content)
+
+    def _spent(self) -> tuple[float, str | None]:
+        """(share, axis): the largest share used of any limited axis, and which axis it is."""
+        shares = [
+            (row["share_used"], axis)
+            for axis, row in self.gov.remaining().items()
+            if axis != "depth" and row["share_used"] is not None
+        ]
+        return max(shares, default=(0.0, None))
+
+    def _anytime(
+        self, sb: Sandbox, messages: list[dict], feedback: str, turn: int, outcome: Outcome
+    ) -> None:
+        """Once a checkpoint share of the budget is spent (`anytime`), ask the model for its
+        best answer so far in a side turn the conversation does not keep, recorded as its own
+        stop event (an iteration with `extra["anytime"]` and an `outcome.anytime` entry), so
+        one run gives the answer at several budgets. The side turn is a root call like any
+        other, so the governor counts and bounds it; if the budget refuses it, the
+        checkpoint is recorded with no answer and the run goes on as it would have."""
+        share, axis = self._spent()
+        crossed = [c for c in self._checkpoints if share >= c]
+        if not crossed:
+            return
+        self._checkpoints = [c for c in self._checkpoints if share < c]
+        text = prompts.render(
+            "turn_anytime", feedback=feedback, spent=f"{share:.0%}", question=self.question
+        )
+        asked = [*messages, {"role": "user", "content": text}]
+        record = self.traj.iteration(prompt=[asked[-1]])
+        record.extra["anytime"] = crossed
+        event: dict[str, Any] = {"shares": crossed, "share_used": share, "axis": axis}
+        try:
+            reply = self._call_root(asked)
+        except BudgetExceeded as exc:
+            record.notice = str(exc)
+            self._close(record)
+            outcome.anytime.append(event | {"after_turn": turn, "answer": None})
+            return
+        except RlmDocsError as exc:
+            record.notice = _error_text(exc)
+            self._close(record)
+            outcome.anytime.append(event | {"after_turn": turn, "answer": None})
+            return
+        _record_reply(record, reply)
+        done, value, _ = self._marker_value(sb, reply.text)  # no code runs on this turn
+        record.final_answer = answer_text(value if done else prose(reply.text))
+        self._close(record)
+        effort = self.gov.totals()
+        outcome.anytime.append(
+            event
+            | {
+                "after_turn": turn,
+                "answer": record.final_answer,
+                "steps": effort["root_calls"],
+                "sub_calls": effort["sub_calls"],
+                "input_tokens": effort["input_tokens"],
+                "output_tokens": effort["output_tokens"],
+                "cost_usd": effort["cost_usd"],
+            }
+        )
 
     def _forced(
         self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome

@@ -49,6 +49,14 @@ class Prediction:
     governor axis (`steps`, `sub_calls`, `input_tokens`, `output_tokens`, `cost_usd`, `wall_s`)
     when a limit forced the last turn or refused it (`forced` / `budget`; also `final` when a
     limit cut a confirmation turn short, so the unconfirmed answer stood), else None.
+    `budget`: the governor's `remaining()` when the run ended: per axis (steps, sub_calls,
+    input_tokens, output_tokens, cost_usd, wall_s, depth) its `limit`, `used`, `left` and
+    `share_used`, so accuracy can be read against the share of each axis a question used;
+    empty for systems without a governed loop (then left out of `to_madqa()`).
+    `anytime`: with `RLM(anytime=...)`, one entry per checkpoint side turn: the budget
+    `shares` it stands for, the `share_used` and `axis` when it was asked, the `answer` list
+    and `citations` it gave (parsed without an extraction call; None if the budget refused
+    the turn) and the effort spent by then; `eval` adds each one's `score` and `correct`.
     `info`: system-specific facts a reader of the results needs (e.g. how much of the corpus a
     `long-context` call kept, how many chunks `map-reduce` read); in `to_madqa()` when set.
     """
@@ -72,6 +80,8 @@ class Prediction:
     raw_answer: str = ""
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    budget: dict[str, Any] = field(default_factory=dict)
+    anytime: list[dict[str, Any]] = field(default_factory=list)
 
     def take(self, answer: Answer) -> None:
         """Set the answer record's values, explanation and caveat (not its citations, which
@@ -109,6 +119,10 @@ class Prediction:
             record["error"] = self.error
         if self.info:
             record["info"] = self.info
+        if self.budget:
+            record["budget"] = self.budget
+        if self.anytime:
+            record["anytime"] = self.anytime
         return record
 
     def to_dict(self) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citation_check import with_fallback
 from rlm_docs.engine.loop import Outcome, Settings, TurnLoop, answer_text
+from rlm_docs.engine.memory import Memory
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Result, Trajectory
 from rlm_docs.engine.trajectory import trajectory_file, write_records
@@ -70,6 +71,10 @@ class RLM:
     finishing turn (`answer["ready"] = True`) whose code printed output gets one confirmation
     turn showing it (see `rlm_docs.engine.loop`); False ends the run at once, as MADQA does.
     `cache`: the response cache model strings are built with (`make_client`'s `cache`).
+    `anytime`: shares of the budget (each in (0, 1)) at which the model is asked, in a side
+    turn, for its best answer so far (`Prediction.anytime`; see `TurnLoop._anytime`).
+    `memory`: a directory for the corpus memory across questions (`rlm_docs.engine.memory`):
+    identical sub-calls reused, `note` / `notes` in the REPL; None (the default) is off.
     """
 
     def __init__(
@@ -89,6 +94,8 @@ class RLM:
         sub_calls: bool = True,
         confirm_final: bool = True,
         cache: Any = True,
+        anytime: tuple[float, ...] | list[float] = (),
+        memory: str | os.PathLike | None = None,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -111,6 +118,7 @@ class RLM:
             on_turn=on_turn,
             sub_calls=sub_calls,
             confirm_final=confirm_final,
+            anytime=checkpoints(anytime),
         )
         self.budget = budget or Budget()
         self.log_dir = Path(log_dir) if log_dir is not None else None
@@ -118,6 +126,8 @@ class RLM:
         self.last_trajectory: Trajectory | None = None  # of the last `ask` (API keys masked)
         self._store: Path | None = self.corpus.path
         self._tmp: tempfile.TemporaryDirectory | None = None
+        if memory is not None:
+            self.settings.memory = Memory(memory, self._store_path())
 
     def _store_path(self) -> Path:
         """The store the sandbox maps; an in-memory corpus is saved once to a temp dir."""
@@ -152,6 +162,8 @@ class RLM:
             store=self._store_path(),
             question_id=question_id,
         )
+        memory = self.settings.memory
+        sequence = None if memory is None else memory.begin(question_id, question)
         outcome = run.execute()
         answer, extract_note = self._answer(question, outcome, gov)
         cited = answer.citations
@@ -173,7 +185,17 @@ class RLM:
             raw_answer=answer_text(outcome.value),
             error=outcome.error or _refused_before_any_call(outcome, gov),
             **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
+            budget=gov.remaining(),
+            anytime=[_parsed(event) for event in outcome.anytime],
         )
+        if sequence is not None:  # the question's place in the memory and what it reused
+            pred.info["memory"] = {
+                "corpus": memory.fingerprint if memory is not None else None,
+                "sequence": sequence,
+                "notes_before": run.notes_before,
+                "reused_sub_calls": run.host.reused,
+                "notes_written": run.host.noted,
+            }
         if self.log_dir is not None:
             pred.trajectory = str(trajectory_file(self.log_dir, question_id))
         result = Result.from_dict(pred.to_madqa())
@@ -220,6 +242,32 @@ class RLM:
         if parsed is None:
             return heuristic_answer(text), "heuristic (extraction reply was not JSON)"
         return parsed, "extract"
+
+
+def checkpoints(shares: Any) -> tuple[float, ...]:
+    """The `anytime` shares, sorted; ConfigError unless each is a number in (0, 1)."""
+    out = []
+    for share in shares:
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise ConfigError(f"anytime: each share must be a number in (0, 1), got {share!r}")
+        out.append(float(share))
+    return tuple(sorted(set(out)))
+
+
+def _parsed(event: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's answer text as an answer list and citations (no extraction call: the
+    checkpoint must not spend more than the turn that asked for it)."""
+    event = dict(event)
+    text = event.pop("answer")
+    if text is None:
+        return event | {"answer": None, "citations": []}
+    parsed = parse_answer(text) or heuristic_answer(text)
+    return event | {
+        "answer": parsed.values,
+        "caveat": parsed.caveat,
+        "citations": parsed.citations,
+        "raw_answer": text,
+    }
 
 
 def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:

@@ -161,6 +161,9 @@ class QuestionTask:
         judge = judge_with(judge_client, ledger) if judge_client is not None else None
         record = prediction.to_madqa() | {"id": q.id, "question": q.question}
         record |= score_prediction(q, record, judge)
+        for checkpoint in record.get("anytime", []):  # the answer at each budget share
+            scored = score_prediction(q, checkpoint, judge)
+            checkpoint |= {"score": scored["score"], "correct": scored["correct"]}
         calls = [e.to_dict() for e in ledger.entries if e.question_id == q.id]
         judge_calls = [c for c in calls if c["role"] == "judge"]
         record |= flat_columns(record_decomposition(prediction.trajectory, calls, built["corpus"]))

@@ -235,7 +235,7 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, default=str) + "\n"
 
 
-_NESTED = ("citations", "ledger", "judge", "info", "fields")
+_NESTED = ("citations", "ledger", "judge", "info", "fields", "budget", "anytime")
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str]) -> list[str]:

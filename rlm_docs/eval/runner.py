@@ -28,6 +28,7 @@ from rlm_docs.eval.dataset import dataset_hash, load_questions
 from rlm_docs.eval.executor import Executor, make_executor
 from rlm_docs.eval.failures import failure_causes
 from rlm_docs.eval.filters import filter_questions, question_fields
+from rlm_docs.eval.memory_cost import memory_costs
 from rlm_docs.eval.question_task import QuestionTask
 from rlm_docs.eval.rundir import FORMAT, EvalRunDir, run_rows
 from rlm_docs.eval.scoring import SCORING_VERSION
@@ -260,6 +261,7 @@ def _run(
     summary["failures"] = failure_causes(rows)
     coverage = corpus_coverage(rows)
     summary["coverage"] = coverage.sentence() if coverage else None
+    summary["memory"] = memory_costs(rows)
     summary["unknown_evidence"] = unknown
     summary["session_wall_s"] = time.perf_counter() - started
     return summary

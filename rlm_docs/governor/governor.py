@@ -399,6 +399,55 @@ class Governor:
             if limit is not None
         ]
 
+    def remaining(self) -> dict[str, dict[str, Any]]:
+        """What is left on every axis, as data the model can plan with (`budget()` in the REPL)
+        and a question's record keeps: `{axis: {"limit", "used", "left", "share_used"}}` for
+        steps, sub-calls, tokens, dollars, seconds and depth. An unlimited axis has `limit`,
+        `left` and `share_used` None; `left` is the tightest over this governor and its
+        ancestors (a child sees what it may still spend, not just its own share)."""
+        with self._lock:
+            b = self.budget
+            rows: dict[str, tuple[float, float | None]] = {
+                "steps": (self._steps_total, b.max_steps),  # never the hidden `stop_at_step`
+                "sub_calls": (self._used["sub_calls"], b.max_sub_calls),
+                "input_tokens": (self._used["input_tokens"], b.max_input_tokens),
+                "output_tokens": (self._used["output_tokens"], b.max_output_tokens),
+                "cost_usd": (self._used["cost_nano"] / 1e9, b.max_cost_usd),
+                "wall_s": (round(self._elapsed(), 3), b.max_wall_s),
+                "depth": (self.depth, b.max_depth),
+            }
+            out: dict[str, dict[str, Any]] = {}
+            for axis, (used, limit) in rows.items():
+                left = None if limit is None else max(limit - used, 0)
+                if axis == "steps" and limit is not None:
+                    ends = [
+                        g.budget.max_steps - g._steps_total
+                        for g in self._chain()
+                        if g.budget.max_steps is not None
+                    ]
+                    left = max(min(ends), 0)
+                elif axis in ("sub_calls", "input_tokens", "output_tokens", "cost_usd"):
+                    left = self._tightest_left(axis, left)
+                elif axis == "wall_s":
+                    deadline = self.deadline()
+                    left = (
+                        None if deadline is None else round(max(deadline - time.monotonic(), 0), 3)
+                    )
+                share = None if not limit else round(min(used / limit, 1.0), 4)
+                out[axis] = {"limit": limit, "used": used, "left": left, "share_used": share}
+            return out
+
+    def _tightest_left(self, axis: str, left: float | None) -> float | None:
+        """`left` on consumable `axis`, capped by what every ancestor has left (reservations
+        of calls in flight count as spent)."""
+        key = "cost_nano" if axis == "cost_usd" else axis
+        lefts = [g._left(key) for g in self._chain()]
+        known = [max(v, 0) for v in lefts if v is not None]
+        if not known:
+            return None
+        tightest = min(known)
+        return tightest / 1e9 if axis == "cost_usd" else tightest
+
     def notice(self) -> str | None:
         """A short 'what is left' line once any axis passes `soft_fraction`, else None."""
         with self._lock:

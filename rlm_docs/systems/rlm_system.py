@@ -6,8 +6,11 @@ its calls, limits and effort fields are accounted exactly like the baselines'. O
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from rlm_docs.engine import RLM, Prediction
+from rlm_docs.engine.rlm import checkpoints
+from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig
@@ -44,6 +47,22 @@ class RlmOptions:
         flag="--no-confirm-final",
         help="end a run as soon as code sets answer['ready'] (MADQA's protocol)",
     )
+    anytime: str = option(
+        "",
+        flag="--anytime",
+        strict=True,
+        metavar="SHARES",
+        help="when each share of the budget (a comma list, e.g. 0.25,0.5) is spent, ask the "
+        "model for its best answer so far, recorded and scored in the row (docs/budget.md)",
+    )
+    memory: str = option(
+        "",
+        flag="--memory",
+        strict=True,
+        metavar="DIR",
+        help="keep a memory across questions in DIR, per corpus: identical sub-calls reused, "
+        "note()/notes() in the REPL (docs/memory.md)",
+    )
 
 
 class RlmSystem:
@@ -64,11 +83,27 @@ class RlmSystem:
             sub_calls=options.sub_calls,
             confirm_final=options.confirm_final,
             cache=config.cache,
+            anytime=shares(options.anytime),
+            memory=str(Path(options.memory).resolve()) if options.memory else None,
         )
 
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """One RLM run; model failures come back as `stop_reason="error"` predictions."""
         return self.rlm.ask(question.question, question_id=question.id, governor=governor)
+
+
+def shares(text: str) -> tuple[float, ...]:
+    """The `--anytime` shares: a comma list of numbers in (0, 1), none given twice."""
+    try:
+        values = [float(p) for p in text.split(",")] if text else []
+        if len(set(values)) < len(values):
+            raise ConfigError("a share appears twice")
+        return checkpoints(values)
+    except (ValueError, ConfigError) as exc:
+        raise ConfigError(
+            f"--anytime {text!r}: expected a comma list of shares between 0 and 1, e.g. "
+            f"0.25,0.5 ({exc})"
+        ) from None
 
 
 def _calls(budget: Budget, options: RlmOptions) -> Bound:
