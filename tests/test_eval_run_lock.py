@@ -2,9 +2,11 @@
 started at once on one run exactly one runs while the other exits 2 naming it; the run ends
 with one row per question and a ledger of exactly the calls the server answered."""
 
+import fcntl
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -12,7 +14,7 @@ import time
 import pytest
 
 from rlm_docs.errors import ConfigError
-from rlm_docs.eval.run_lock import RunLock
+from rlm_docs.eval.run_lock import LOCK_NAME, RunLock
 from tests.fixtures.cli import SCRIPT
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.servers.chat import ChatServer
@@ -120,3 +122,31 @@ def test_two_concurrent_resumes_one_runs_the_other_is_refused(tmp_path):
     assert len(ledger) == sum(len(r["ledger"]) for r in rows)
     assert len(ledger) == len(server.requests) - before  # every call the resume made, once
     assert len(list((out / "trajectories").iterdir())) == 6
+
+
+def test_the_refusal_names_the_new_holder_not_the_killed_one_before_it(tmp_path):
+    """A holder writes its details just after it takes the lock: a newcomer refused in between
+    must not name the previous holder, a process that is gone."""
+    run = tmp_path / "run"
+    run.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    lock_file = run / LOCK_NAME
+    lock_file.write_text(json.dumps({"pid": gone.pid, "host": socket.gethostname()}) + "\n")
+    fd = os.open(lock_file, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # the new holder has the lock but has not written yet
+
+    def write_details_late() -> None:
+        time.sleep(0.3)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "command": "rlm-docs eval"}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+
+    writer = threading.Thread(target=write_details_late)
+    writer.start()
+    try:
+        with pytest.raises(ConfigError, match=rf"\(pid {os.getpid()} on "):
+            RunLock(run).acquire()
+    finally:
+        writer.join()
+        os.close(fd)

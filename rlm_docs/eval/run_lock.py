@@ -21,6 +21,7 @@ import os
 import shlex
 import socket
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -43,17 +44,42 @@ def _command() -> str:
 
 
 def _holder(fd: int) -> str:
-    """`pid 123 on host, since TIME: COMMAND` from the lock file, or what is known of it."""
-    try:
-        data = json.loads(os.pread(fd, 65536, 0) or b"{}")
-    except (OSError, ValueError):
-        data = {}
+    """`pid 123 on host, since TIME: COMMAND` from the lock file, or what is known of it.
+
+    The holder writes its details just after it takes the lock, so for a moment the file may
+    still be empty or name the previous holder, a process on this host that is gone (a run
+    killed with SIGKILL): such a reading is taken again for up to a second."""
+    data: object = {}
+    for _ in range(_READS):
+        try:
+            data = json.loads(os.pread(fd, 65536, 0) or b"{}")
+        except (OSError, ValueError):
+            data = {}
+        if isinstance(data, dict) and "pid" in data and _may_hold(data):
+            break
+        time.sleep(1 / _READS)
     if not isinstance(data, dict) or "pid" not in data:
         return "a process that is still starting"
     return (
         f"pid {data.get('pid')} on {data.get('host')}, since {data.get('started_at')}: "
         f"{data.get('command')}"
     )
+
+
+_READS = 20
+
+
+def _may_hold(data: dict) -> bool:
+    """False when the recorded holder is a process of this host that no longer exists."""
+    if data.get("host") != socket.gethostname() or not isinstance(data.get("pid"), int):
+        return True
+    try:
+        os.kill(data["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, owned by someone else
+        return True
+    return True
 
 
 class RunLock:

@@ -14,9 +14,8 @@ def _options(decl: Declaration) -> str:
     flags = []
     for f in decl.flags():
         flag = f.metadata["flag"]
-        shown = (
-            "" if f.default is None or isinstance(f.default, bool) else f" (default {f.default})"
-        )
+        unset = f.default is None or f.default == "" or isinstance(f.default, bool)
+        shown = "" if unset else f" (default {f.default})"
         flags.append(f"`{flag}`{shown}")
     return ", ".join(flags) or "none"
 
