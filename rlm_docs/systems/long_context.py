@@ -36,15 +36,21 @@ REPLY_TOKENS = 8192
 MESSAGE_OVERHEAD = 8
 
 
-@dataclass(frozen=True)
-class LongContextOptions:
-    context_window: int | None = option(
+def context_window_option() -> Any:
+    """The `--context-window` field of every system that fits text into the model's window
+    (a fresh dataclass field each call: a field belongs to one class)."""
+    return option(
         None,
         flag="--context-window",
         minimum=64,
         metavar="TOKENS",
         help="the model's window (default: the price/model table)",
     )
+
+
+@dataclass(frozen=True)
+class LongContextOptions:
+    context_window: int | None = context_window_option()
     reply_tokens: int = option(REPLY_TOKENS)
 
 

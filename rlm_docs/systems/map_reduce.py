@@ -29,7 +29,7 @@ from rlm_docs.offline.baselines import map_reply, reduce_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, sub_call_bound
-from rlm_docs.systems.long_context import REPLY_TOKENS, model_window
+from rlm_docs.systems.long_context import REPLY_TOKENS, context_window_option, model_window
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.windows import Chunk, chunk_pages
@@ -43,13 +43,7 @@ REFUSED = "Error: BudgetExceeded"
 
 @dataclass(frozen=True)
 class MapReduceOptions:
-    context_window: int | None = option(
-        None,
-        flag="--context-window",
-        minimum=64,
-        metavar="TOKENS",
-        help="the model's window (default: the price/model table)",
-    )
+    context_window: int | None = context_window_option()
     chunk_tokens: int | None = option(
         None,
         flag="--chunk-tokens",
