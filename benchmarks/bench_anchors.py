@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rlm_docs.corpus import Corpus  # noqa: E402
 from rlm_docs.ingest import ingest  # noqa: E402
-from rlm_docs.sandbox import Limits, Sandbox, fork_server_pool  # noqa: E402
+from rlm_docs.repl import CorpusSandbox  # noqa: E402
+from sandbox import Limits, Sandbox, fork_server_pool  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
 PARTS = ("ingest", "search", "cell", "fork")
@@ -189,7 +190,7 @@ def bench_fork(store: Path, rounds: int) -> None:
     for _ in range(max(3, rounds)):
         fork_server_pool.shutdown_idle()
         t0 = time.perf_counter()
-        with Sandbox(corpus=store) as sb:
+        with CorpusSandbox(corpus=store) as sb:
             sb.run("1")
             runs.append(time.perf_counter() - t0)
             phases = sb.start_phases

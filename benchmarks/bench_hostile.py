@@ -254,14 +254,14 @@ def _words_corpus(tmp: Path) -> Any:
 
 
 def case_mcp_grep_redos(tmp: Path) -> dict:
-    from rlm_docs.sandbox.helpers import make_helpers
+    from rlm_docs.repl.helpers import make_helpers
 
     grep = make_helpers(_words_corpus(tmp), host=True)["grep"]
     return timed(grep, r"(\w+\s?)*\u0000")
 
 
 def case_mcp_grep_flood(tmp: Path) -> dict:
-    from rlm_docs.sandbox.helpers import make_helpers
+    from rlm_docs.repl.helpers import make_helpers
 
     grep = make_helpers(_words_corpus(tmp), host=True)["grep"]
     cpu = time.process_time()

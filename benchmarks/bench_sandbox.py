@@ -26,9 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from rlm_docs.repl import CorpusSandbox  # noqa: E402
+from rlm_docs.repl.context_cache import cache_key  # noqa: E402
 from rlm_docs.resources import home_dir  # noqa: E402
-from rlm_docs.sandbox import Limits, Sandbox, fork_server_pool  # noqa: E402
-from rlm_docs.sandbox.context_cache import cache_key  # noqa: E402
+from sandbox import Limits, Sandbox, fork_server_pool  # noqa: E402
 
 FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
 CELL = "x = 1"
@@ -67,7 +68,7 @@ def rss_mb(pid: int) -> float:
 def start_time(**kwargs: object) -> tuple[float, float, float]:
     """Seconds until a first cell has run; the idle worker's RSS and private memory in MB."""
     start = time.perf_counter()
-    with Sandbox(**kwargs) as sb:
+    with CorpusSandbox(**kwargs) as sb:
         sb.run("1")
         elapsed = time.perf_counter() - start
         return elapsed, rss_mb(sb.pid), private_mb(sb.pid)
@@ -139,7 +140,7 @@ def bench_starts(store: Path | None, warm_runs: int) -> None:
     warm_s = show("corpus start, fork server running", [start_time(corpus=store) for _ in range(5)])
     print(f"  ratio new fork server / no corpus   {cold_s / first:8.1f} x")
     print(f"  ratio running / no corpus      {warm_s / first:8.1f} x")
-    with Sandbox(corpus=store) as sb:
+    with CorpusSandbox(corpus=store) as sb:
         print(f"  fork server phases (s): {sb.start_phases}")
 
 

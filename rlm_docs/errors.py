@@ -5,6 +5,8 @@ Every mistake a user can make (bad file, bad page, bad flag, missing key) raises
 non-zero instead of showing a traceback; library users can catch one base class.
 """
 
+import sys
+
 
 class RlmDocsError(Exception):
     """Base class for errors caused by user input or configuration."""
@@ -32,5 +34,9 @@ class DatasetError(RlmDocsError):
     """A question set or prediction file is malformed."""
 
 
-class SandboxError(RlmDocsError):
-    """The sandbox worker could not start or stopped answering."""
+def user_errors() -> tuple[type[Exception], ...]:
+    """What a command reports in one line (exit code `exit_code`) rather than a traceback:
+    `RlmDocsError`, and the `sandbox` package's own `SandboxError` once the sandbox has been
+    imported (nothing can raise it before; importing it here would slow every command's start)."""
+    errors = sys.modules.get("sandbox.errors")
+    return (RlmDocsError,) if errors is None else (RlmDocsError, errors.SandboxError)

@@ -1,7 +1,7 @@
 """`rlm-docs mcp`: a corpus as an MCP server (official `mcp` SDK, 2.x `MCPServer`).
 
 Tools: the sandbox's corpus helpers `search grep page pages toc read_section files`, built by
-`rlm_docs.sandbox.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
+`rlm_docs.repl.helpers.make_helpers` on the host (so an agent gets exactly the tools, signatures and
 return shapes model code gets in the REPL; `host=True`: grep in linear time, results capped), and `ask`: a full RLM run with the server's models
 and budget (a call may lower the budget, never raise it), reporting each finished turn as an
 MCP progress notification. Documents are resources,
@@ -27,7 +27,7 @@ from rlm_docs.engine.records import Iteration
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import Budget
 from rlm_docs.models import Client
-from rlm_docs.sandbox.helpers import (
+from rlm_docs.repl.helpers import (
     HOST_MAX_CONTEXT,
     HOST_MAX_HITS,
     HOST_MAX_RESULT_CHARS,

@@ -27,7 +27,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import ConfigError
+from sandbox.errors import ConfigError
 
 try:  # imported now: after privileges are dropped the library directories may be unreadable
     import pyseccomp as seccomp

@@ -1,15 +1,15 @@
-"""The fork server: one process per corpus that loads everything once and forks sandbox workers
-(what Android and Chromium call a "zygote").
+"""The fork server: one process per preload (see `preload`) that loads everything once and forks
+sandbox workers (what Android and Chromium call a "zygote").
 
 Loading a 50k-page corpus (Parquet tables, BM25 index, a 200M-character context string) takes
 seconds; forking a process that already holds it takes milliseconds, and the children share
-its memory copy-on-write. So the host starts one fork server per corpus store (`python -m
-rlm_docs.sandbox.fork_server SOCKET_FD`, pooled by `fork_server_pool`), and every worker start or
+its memory copy-on-write. So the host starts one fork server per preload (`python -m
+sandbox.fork_server SOCKET_FD`, pooled by `fork_server_pool`), and every worker start or
 restart is a fork. The fork server itself never runs sandbox code; each child confines itself (chroot, nobody, rlimits, seccomp) before
 answering the host.
 
 Protocol: one JSON object per SOCK_SEQPACKET packet on a Unix socket pair.
-  host -> {"op": "init", "corpus": str | None, "cache_dir": str | None}
+  host -> {"op": "init", "preload": {"factory": "module:function", "kwargs": {...}} | None}
        <- {"op": "ready", "phases": {...}} | {"op": "fatal", "type": str, "message": str}
   host -> {"op": "spawn", "request": {...}} with two fds (worker's read end, write end)
        <- {"op": "spawned", "pid": int}
@@ -25,7 +25,6 @@ worker's death) waits, so the code is the worker's own.
 
 import contextlib
 import gc
-import importlib
 import json
 import os
 import signal
@@ -33,19 +32,18 @@ import socket
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import CorpusError
-from rlm_docs.sandbox.huge_pages import collapse_private_memory
-from rlm_docs.sandbox.modules import load_modules
-from rlm_docs.sandbox.worker import run_worker
+from sandbox import preload
+from sandbox.huge_pages import collapse_private_memory
+from sandbox.modules import load_modules
+from sandbox.worker import run_worker
 
 MAX_PACKET = 1 << 16
 REAP_POLL_S = 0.2  # how often killed workers are looked for while no request comes
 
 
-class Phases(dict):
+class Phases(dict[str, float]):
     """Seconds spent in each start-up phase (reported to the host for benchmarks)."""
 
     def __init__(self) -> None:
@@ -56,43 +54,6 @@ class Phases(dict):
         now = time.perf_counter()
         self[name] = round(now - self._last, 4)
         self._last = now
-
-
-def load_corpus(
-    path: str, cache_dir: str | None, phases: Phases
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(`context`, `corpus` and the helper functions for the store at `path`; the `ReadLog`s
-    the helpers record pages in, `read` and `seen` (named by search/grep/locate results),
-    which the worker keeps out of the namespace)."""
-    from rlm_docs.sandbox.context_cache import ContextLoader
-
-    loader = ContextLoader(Path(path), Path(cache_dir) if cache_dir else None)
-    from rlm_docs.corpus import Corpus
-    from rlm_docs.sandbox.helpers import ReadLog, facade, make_helpers
-
-    phases.mark("corpus_imports")
-    # Page search imports bm25s and through it scipy (about a third of a second of Python);
-    # the Parquet read releases the GIL, so the import runs beside it on the other core.
-    searching = threading.Thread(target=importlib.import_module, args=("rlm_docs.corpus.search",))
-    searching.start()
-    try:
-        corpus = Corpus.load(path)
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot load the corpus store ({exc})") from None
-    finally:
-        searching.join()
-    # A real search (not k=0, which returns before scoring) opens the memory-mapped index and
-    # runs the scoring path once here: the code pages, lazily built tables and allocator state
-    # it leaves are then shared by every fork, where each fresh worker's first search used to
-    # fault them in again (3,400 page faults per FinanceBench worker instead of 2,100). A
-    # document's name is a query whose words the index knows, whatever the corpus.
-    corpus.search(corpus.documents[0].name if corpus.documents else "", k=3)
-    logs = {"read": ReadLog(), "seen": ReadLog()}  # each forked worker gets its own copies
-    helpers = make_helpers(corpus, logs["read"], logs["seen"])
-    phases.mark("corpus_load")
-    context = loader.result(corpus.render)
-    phases.mark("context")
-    return {"context": context, "corpus": facade(helpers), **helpers}, logs
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -126,7 +87,9 @@ def _reap_dying(dying: set[int]) -> None:
             dying.discard(pid)
 
 
-def _spawn(sock: socket.socket, request: dict[str, Any], fds: list[int], preloaded: dict) -> int:
+def _spawn(
+    sock: socket.socket, request: dict[str, Any], fds: list[int], preloaded: dict[str, Any]
+) -> int:
     pid = os.fork()
     if pid == 0:  # the worker: never returns into the server loop
         try:
@@ -145,13 +108,20 @@ def serve(sock: socket.socket) -> None:
     phases = Phases()
     init = json.loads(sock.recv(MAX_PACKET))
     try:
-        preloaded = {"modules": load_modules(), "corpus": {}, "logs": {}}
+        loaded = preload.Preloaded()
+        if init.get("preload"):
+            loaded = preload.call(init["preload"]["factory"], init["preload"].get("kwargs") or {})
+            phases.mark("preload")
+            if loaded.phases:  # the factory's own account replaces the total
+                del phases["preload"]
+                phases.update(loaded.phases)
+        preloaded = {
+            "modules": load_modules(loaded.modules),
+            "namespace": loaded.namespace,
+            "logs": loaded.logs,
+        }
         phases.mark("modules")
-        if init.get("corpus"):
-            preloaded["corpus"], preloaded["logs"] = load_corpus(
-                init["corpus"], init.get("cache_dir"), phases
-            )
-    except Exception as exc:  # reported to the host, which raises CorpusError / SandboxError
+    except Exception as exc:  # reported to the host, which raises PreloadError
         _send(sock, {"op": "fatal", "type": type(exc).__name__, "message": str(exc)})
         return
     gc.freeze()  # keep the collector from touching (and so copying) the shared objects

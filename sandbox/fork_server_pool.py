@@ -1,8 +1,8 @@
-"""The host's pool of fork servers (`rlm_docs.sandbox.fork_server`): one per corpus store,
-started on first use and shared by every sandbox on that store.
+"""The host's pool of fork servers (`sandbox.fork_server`): one per preload (`sandbox.preload`,
+e.g. a corpus store), started on first use and shared by every sandbox with that preload.
 
 A fork server stays alive while any sandbox uses it; idle ones are kept (up to `IDLE_KEEP`, most
-recently used first) so that the next sandbox on the same corpus starts in milliseconds.
+recently used first) so that the next sandbox with the same preload starts in milliseconds.
 
 Requests are pipelined: a thread sends its request and waits for its own reply, which one reader
 thread per fork server hands out (the fork server answers in request order). With one lock
@@ -23,23 +23,26 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import CorpusError, SandboxError
-from rlm_docs.sandbox.context_cache import cache_key
+from sandbox.errors import PreloadError, SandboxError
+from sandbox.preload import Preload
 
 IDLE_KEEP = 2
-# The directory holding the `rlm_docs` package, so `python -m rlm_docs.sandbox.fork_server` imports
-# this very source tree (the worker environment carries nothing else from the host).
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+# The directory holding the `sandbox` package, so `python -m sandbox.fork_server` imports this
+# very source tree (the worker environment carries nothing else from the host).
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
 def worker_env() -> dict[str, str]:
-    """A minimal environment: nothing from the host (no API keys), single-threaded math libs."""
+    """A minimal environment: nothing from the host (no API keys), single-threaded math libs.
+    The import path is the host's (a preload factory imports what the host can import): paths
+    are no secret, and the worker is confined after importing."""
+    path = [_PACKAGE_ROOT, *(p for p in sys.path if p and p != _PACKAGE_ROOT)]
     return {
         "PATH": "/usr/bin:/bin",
         "HOME": "/",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "PYTHONPATH": _PACKAGE_ROOT,
+        "PYTHONPATH": os.pathsep.join(path),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONIOENCODING": "utf-8",
         "OMP_NUM_THREADS": "1",
@@ -52,7 +55,7 @@ def worker_env() -> dict[str, str]:
 class ForkServer:
     """A running fork server process and the host's end of its socket (thread-safe)."""
 
-    def __init__(self, corpus: str | None, cache_dir: str | None, timeout_s: float) -> None:
+    def __init__(self, preload: Preload | None, timeout_s: float) -> None:
         self.users = 0
         self.owner = os.getpid()
         self._send_lock = threading.Lock()  # also guards `_waiting` and `_closed`
@@ -64,7 +67,7 @@ class ForkServer:
         os.unlink(log_path)  # the fork server's stderr, read only to explain a failed start
         self._log_fd = log_fd
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "rlm_docs.sandbox.fork_server", str(server_end.fileno())],
+            [sys.executable, "-m", "sandbox.fork_server", str(server_end.fileno())],
             pass_fds=(server_end.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -77,7 +80,10 @@ class ForkServer:
         self._sock = host_end
         threading.Thread(target=self._read_replies, name="fork-server-replies", daemon=True).start()
         try:
-            init = {"op": "init", "corpus": corpus, "cache_dir": cache_dir}
+            spec = (
+                None if preload is None else {"factory": preload.factory, "kwargs": preload.kwargs}
+            )
+            init = {"op": "init", "preload": spec}
             reply = self._ask(init, timeout_s=timeout_s)
         except (OSError, ValueError) as exc:
             self.close()
@@ -86,11 +92,7 @@ class ForkServer:
             ) from None
         if reply.get("op") != "ready":
             self.close()
-            if reply.get("type") == "CorpusError":
-                raise CorpusError(str(reply.get("message")))
-            raise SandboxError(
-                f"sandbox failed to start: {reply.get('type')}: {reply.get('message')}"
-            )
+            raise PreloadError(str(reply.get("type")), str(reply.get("message")))
         self.phases: dict[str, float] = dict(reply.get("phases") or {})
 
     def _failure(self, exc: Exception) -> str:
@@ -174,7 +176,7 @@ class ForkServer:
         self.owner = -1
 
 
-_servers: "OrderedDict[tuple, ForkServer]" = OrderedDict()
+_servers: "OrderedDict[tuple[str, ...], ForkServer]" = OrderedDict()
 _registry_lock = threading.Lock()
 
 
@@ -190,23 +192,22 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def acquire(corpus: str | None, cache_dir: str | None, timeout_s: float) -> ForkServer:
-    """The fork server for `corpus` (started if needed), counted as used until `release`.
+def acquire(preload: Preload | None, timeout_s: float) -> ForkServer:
+    """The fork server for `preload` (started if needed), counted as used until `release`.
 
-    Fork servers are keyed by the store's identity, not only its path: a store rewritten in place
-    (re-ingested) gets a fresh fork server instead of the stale copy."""
-    identity = None
-    if corpus is not None:
-        with contextlib.suppress(OSError):  # not a store: the fork server's load will say why
-            identity = cache_key(Path(corpus))
-    key = (corpus, identity, cache_dir)
+    Fork servers are keyed by the preload's factory, arguments and `key` (e.g. a store's file
+    identity: a store rewritten in place gets a fresh fork server instead of the stale copy)."""
+    key: tuple[str, ...] = ()
+    if preload is not None:
+        kwargs = json.dumps(dict(preload.kwargs), sort_keys=True)
+        key = (preload.factory, kwargs, preload.key or "")
     with _registry_lock:
         server = _servers.get(key)
         if server is not None and not server.alive():
             del _servers[key]
             server = None
         if server is None:
-            server = ForkServer(corpus, cache_dir, timeout_s)
+            server = ForkServer(preload, timeout_s)
             _servers[key] = server
         _servers.move_to_end(key)
         server.users += 1

@@ -1,8 +1,8 @@
 """`Sandbox`: the host side of the isolated, persistent Python REPL worker.
 
-The worker is a separate process (forked by a per-corpus fork server, see
-`rlm_docs.sandbox.fork_server`) confined by RestrictedPython and by the OS
-(`rlm_docs.sandbox.confine`). The host sends cells over a framed pipe, answers the worker's calls
+The worker is a separate process (forked by a per-preload fork server, see
+`sandbox.fork_server`) confined by RestrictedPython and by the OS
+(`sandbox.confine`). The host sends cells over a framed pipe, answers the worker's calls
 to host `functions` (this is how `llm_query` reaches the models, so API keys stay in the host),
 enforces the wall-clock limit per cell and restarts the worker when it dies or runs over.
 """
@@ -17,15 +17,15 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
-from rlm_docs.errors import CorpusError, SandboxError
-from rlm_docs.sandbox import context_cache, fork_server_pool, memory_share, protocol
-from rlm_docs.sandbox.confine import open_stat, stat_cpu_s
-from rlm_docs.sandbox.fork_server_pool import ForkServer
-from rlm_docs.sandbox.limits import CellResult, Limits
-from rlm_docs.sandbox.output import bounded
+from sandbox import fork_server_pool, memory_share, protocol
+from sandbox.confine import open_stat, stat_cpu_s
+from sandbox.errors import SandboxError
+from sandbox.fork_server_pool import ForkServer
+from sandbox.limits import CellOutcome, Limits
+from sandbox.output import bounded
+from sandbox.preload import Preload
 
 _LOST = "the worker was restarted and all variables were lost"
 # CPU seconds a worker may use while no request is running (it should be blocked on a read).
@@ -100,11 +100,11 @@ class Sandbox:
 
     `functions` are host callables that sandbox code calls like plain functions; arguments and
     results must be JSON-able (str, int, float, bool, None, list, dict with str keys). An
-    exception they raise reappears in the sandbox with the same class name (`BudgetExceeded`
-    and `CorpusError` are pre-bound so code can catch them). Time spent inside host functions
-    does not count toward `Limits.wall_s`. With a `corpus` (a store directory), the namespace
-    also has `context`, `corpus`, `pages_read()` and the helpers of `rlm_docs.sandbox.helpers`; `names`
-    limits those corpus-side names to the ones given (a prompt binds only what it introduces).
+    exception they raise reappears in the sandbox with the same class name (`BudgetExceeded`,
+    and the exception classes of the preload, are pre-bound so code can catch them). Time spent
+    inside host functions does not count toward `Limits.wall_s`. With a `preload` (see
+    `sandbox.preload`), the namespace also has what its factory returned; `names` limits those
+    preloaded names to the ones given (a prompt binds only what it introduces).
     A name the sandbox bound (helper, host function, `context`) that model code deletes is
     restored after the cell; one it rebinds becomes the model's own variable and is never
     overwritten (a model that calls its list `pages` keeps it).
@@ -113,13 +113,13 @@ class Sandbox:
     def __init__(
         self,
         limits: Limits | None = None,
-        corpus: str | os.PathLike | None = None,
         functions: Mapping[str, Callable[..., Any]] | None = None,
         names: Collection[str] | None = None,
+        preload: Preload | None = None,
     ) -> None:
         self.limits = limits or Limits()
         self.names = None if names is None else sorted(names)
-        self.corpus = None if corpus is None else Path(corpus)
+        self.preload = preload
         self.functions = dict(functions or {})
         for name, fn in self.functions.items():
             if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
@@ -128,8 +128,6 @@ class Sandbox:
                 raise ValueError(f"sandbox function name {name!r} must not start with '_'")
             if not callable(fn):
                 raise TypeError(f"sandbox function {name!r} is not callable")
-        if self.corpus is not None and not self.corpus.is_dir():
-            raise CorpusError(f"{self.corpus}: corpus store directory not found")
         self._security: dict[str, Any] = {}
         self._finalizer: weakref.finalize | None = None
         self._start()
@@ -137,11 +135,7 @@ class Sandbox:
     # -- process lifecycle ------------------------------------------------------------------
 
     def _start(self) -> None:
-        server = fork_server_pool.acquire(
-            None if self.corpus is None else str(self.corpus.resolve()),
-            None if (cache := context_cache.cache_dir()) is None else str(cache),
-            self.limits.start_timeout_s,
-        )
+        server = fork_server_pool.acquire(self.preload, self.limits.start_timeout_s)
         workdir = tempfile.mkdtemp(prefix="rlm-sandbox-")
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -206,7 +200,8 @@ class Sandbox:
         return func(*args, exit_code=exit_code)
 
     def restart(self) -> None:
-        """Replace the worker by a fresh one (all variables are lost; the corpus is reloaded)."""
+        """Replace the worker by a fresh one (all variables are lost; the preload is not redone:
+        the new worker is forked from the same fork server)."""
         self._stop()
         self._start()
 
@@ -362,7 +357,7 @@ class Sandbox:
         self.restart()
         return message
 
-    def run(self, code: str, deadline: float | None = None) -> CellResult:
+    def run(self, code: str, deadline: float | None = None) -> CellOutcome:
         """Run one cell. Errors in the code come back in `error` (a short traceback pointing at
         the cell's lines); a timeout or a dead worker gives `restarted=True`. `deadline` (a
         `time.monotonic()` value, e.g. the run's wall budget) also stops the cell, counting
@@ -374,14 +369,14 @@ class Sandbox:
             reply = self._exchange({"op": "run", "code": code}, _CELL_OPS, deadline)
         except (_TimedOut, _WorkerGone) as exc:
             message = self._recover(exc)
-            return CellResult("", message, True, time.monotonic() - started)
+            return CellOutcome("", message, True, time.monotonic() - started)
         error = reply.get("error")
         if reply["op"] == "error":  # the worker could not even run the request
             error = f"{reply.get('type')}: {reply.get('message')}"
         limit = self.limits.max_output_chars  # enforced here too: the worker is not trusted
         stdout = bounded(str(reply.get("stdout", "")), limit)
         error = None if error is None else bounded(str(error), limit)
-        return CellResult(stdout, error, False, time.monotonic() - started)
+        return CellOutcome(stdout, error, False, time.monotonic() - started)
 
     def _request(self, message: dict[str, Any]) -> Any:
         try:
@@ -415,13 +410,8 @@ class Sandbox:
         """User variables: name -> short description (`str, 1,234 chars`, `list, 3 items`)."""
         return self._request({"op": "vars"})
 
-    def pages_read(self) -> list[list[Any]]:
-        """`[[doc, page], ...]` read with page/pages/read_section since the worker started, in
-        first-read order; [] without a corpus. The corpus helpers record them in a log the
-        worker keeps outside the namespace, so model code cannot change this answer."""
-        return self._request({"op": "pages_read"})
-
-    def pages_seen(self) -> list[list[Any]]:
-        """`[[doc, page], ...]` named by `search`, `grep` and `locate` results since the worker
-        started, in first-seen order (kept like `pages_read`, out of model code's reach)."""
-        return self._request({"op": "pages_read", "log": "seen"})
+    def log(self, name: str) -> list[Any]:
+        """A copy of the preload's log `name` (`Preloaded.logs`; [] when there is none), as
+        the preload's functions wrote it since the worker started. The worker keeps the logs
+        outside the namespace, so model code cannot change this answer."""
+        return list(self._request({"op": "log", "name": name}))

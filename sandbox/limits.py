@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, fields
 
-from rlm_docs.errors import ConfigError
+from sandbox.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class CellResult:
+class CellOutcome:
     """What a cell printed, its short error (None on success), whether the worker was
     restarted (all variables lost), and the host-side round-trip time."""
 

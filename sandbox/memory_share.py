@@ -23,8 +23,7 @@ import os
 import threading
 from pathlib import Path
 
-from rlm_docs.env import env_value
-from rlm_docs.errors import ConfigError
+from sandbox.errors import ConfigError
 
 HOST_SHARE = 0.75  # of the machine's memory, for all sandbox workers of one host process
 ENV = "RLM_DOCS_SANDBOX_MEMORY_MB"
@@ -57,7 +56,7 @@ def machine_mb() -> int:
 def cap_mb() -> int:
     """The sandbox memory of this host process: `RLM_DOCS_SANDBOX_MEMORY_MB`, else HOST_SHARE
     of `machine_mb()`; ConfigError naming the variable when it is not a positive integer."""
-    value = env_value(ENV)
+    value = os.environ.get(ENV, "").strip() or None
     if value is None:
         return int(HOST_SHARE * machine_mb())
     if not value.isdigit() or int(value) <= 0:

@@ -10,14 +10,13 @@ is not a key of `sys.modules`, so `from json import decoder` cannot fall back to
 submodule. Everything is imported before the worker drops privileges, because nothing new can be
 imported afterwards.
 
-Besides the standard library, one project module is allowed: the corpus's name parsing
-(`rlm_docs.corpus.filings`: what a document name says about its company, period and kind, and
-how well a query names it). Pure functions over strings; the `offline` model's REPL code uses it
-rather than a copy of it (`rlm_docs.offline.repl.filings`).
+Besides the standard library, a host allows its own modules through its preload
+(`Preloaded.modules`, in the same form as `ALLOWED`).
 """
 
 import importlib
 import types
+from collections.abc import Mapping
 from typing import Any
 
 _MATH = (
@@ -60,7 +59,6 @@ ALLOWED: dict[str, str] = {
     "east_asian_width is_normalized lookup mirrored name normalize numeric unidata_version",
     "calendar": "Calendar MONDAY TUESDAY WEDNESDAY THURSDAY FRIDAY SATURDAY SUNDAY day_abbr "
     "day_name isleap leapdays month_abbr month_name monthcalendar monthrange timegm weekday",
-    "rlm_docs.corpus.filings": "company_match describe kind_match parse_query period_match",
     "time": "gmtime localtime mktime monotonic monotonic_ns perf_counter perf_counter_ns "
     "process_time process_time_ns sleep strftime strptime struct_time time time_ns",
 }
@@ -107,11 +105,13 @@ def _wrap(name: str, names: str) -> SafeModule:
     return wrapper
 
 
-def load_modules() -> dict[str, Any]:
+def load_modules(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Import every module the sandbox may need (call once, before confinement): the wrapped
-    allow-listed modules by name, plus the real INTERNAL ones."""
+    allow-listed modules by name (ALLOWED, plus `extra` in the same form, from the preload),
+    plus the real INTERNAL ones."""
     for name in PRELOAD:
         importlib.import_module(name)
-    modules: dict[str, Any] = {name: _wrap(name, names) for name, names in ALLOWED.items()}
+    allowed = {**ALLOWED, **(extra or {})}
+    modules: dict[str, Any] = {name: _wrap(name, names) for name, names in allowed.items()}
     modules.update({name: importlib.import_module(name) for name in INTERNAL})
     return modules

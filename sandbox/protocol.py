@@ -13,16 +13,16 @@ Host -> worker:
   {"op": "get", "name": str}                 JSON-able copy of a variable
   {"op": "set", "name": str, "value": any}   bind a JSON value
   {"op": "vars"}                             describe user variables
-  {"op": "pages_read", "log"?: "seen"}       [[doc, page], ...] the corpus helpers read (or
-                                             named in search/grep/locate results)
+  {"op": "log", "name": str}                 copy of a preload log (e.g. pages the corpus
+                                             helpers read)
   {"op": "return", "value": any}             reply to a worker "call"
   {"op": "raise", "type": str, "message": str}  a host function raised
 Worker -> host:
   {"op": "ready", "security": {...}}         worker started and confined
-  {"op": "fatal", "message": str}            worker could not start (e.g. bad corpus)
+  {"op": "fatal", "message": str}            worker could not start (e.g. bad limits)
   {"op": "call", "name": str, "args": [...], "kwargs": {...}}  host function RPC
   {"op": "done", "stdout": str, "error": str | None}  end of a cell
-  {"op": "value", "value": any}              reply to get / set / vars / pages_read
+  {"op": "value", "value": any}              reply to get / set / vars / log
   {"op": "error", "type": str, "message": str}  get / set / vars failed
 """
 

@@ -3,7 +3,7 @@
 import traceback
 from typing import Any
 
-from rlm_docs.sandbox.policy import RestrictedSyntaxError
+from sandbox.policy import RestrictedSyntaxError
 
 _MAX_FRAMES = 6
 

@@ -1,7 +1,7 @@
 """The sandbox worker: a persistent restricted namespace served over framed pipes.
 
-A worker is a process forked from a fork server (`rlm_docs.sandbox.fork_server`) that has already
-imported every module and loaded the corpus; the worker confines itself (`confine`), then answers
+A worker is a process forked from a fork server (`sandbox.fork_server`) that has already
+imported every module and loaded the host's preload (`sandbox.preload`); the worker confines itself (`confine`), then answers
 requests one at a time (see `protocol`).
 """
 
@@ -12,12 +12,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rlm_docs.errors import CorpusError
-from rlm_docs.sandbox import confine, protocol
-from rlm_docs.sandbox.output import Output, bounded
-from rlm_docs.sandbox.policy import compile_cell, make_builtins
-from rlm_docs.sandbox.tracebacks import format_exception, format_syntax_error
-from rlm_docs.sandbox.values import capped, check_nesting, describe, to_jsonable
+from sandbox import confine, protocol
+from sandbox.output import Output, bounded
+from sandbox.policy import compile_cell, make_builtins
+from sandbox.tracebacks import format_exception, format_syntax_error
+from sandbox.values import capped, check_nesting, describe, to_jsonable
 
 
 class HostError(Exception):
@@ -41,10 +40,7 @@ class Channel:
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.reader = protocol.FrameReader(read_fd)
         self.write_fd = write_fd
-        self.exceptions: dict[str, type[BaseException]] = {
-            "BudgetExceeded": BudgetExceeded,
-            "CorpusError": CorpusError,
-        }
+        self.exceptions: dict[str, type[BaseException]] = {"BudgetExceeded": BudgetExceeded}
         self.on_new_exception: Callable[[str, type], None] = lambda name, cls: None
         self.request_id: Any = None
 
@@ -149,20 +145,19 @@ class Worker:
         self.cells = 0
         self.output = Output(self.output_limit)
         names = request.get("names")
-        corpus_names = {
-            name: value
-            for name, value in preloaded["corpus"].items()
-            if names is None or name in names
+        preload: dict[str, Any] = preloaded.get("namespace") or {}
+        for name, value in preload.items():  # the host's own errors, always bound
+            if isinstance(value, type) and issubclass(value, Exception):
+                channel.exceptions[name] = value
+        preload_names = {
+            name: value for name, value in preload.items() if names is None or name in names
         }
-        self.logs: dict[str, list[list[Any]]] = preloaded.get("logs") or {}
-        self.reads = self.logs.get("read")
+        self.logs: dict[str, list[Any]] = preloaded.get("logs") or {}
         self.scaffold: dict[str, Any] = {
             **channel.exceptions,
-            **corpus_names,
+            **preload_names,
             "SHOW_VARS": _plain(self.user_variables, "SHOW_VARS"),
         }
-        if self.reads is not None and (names is None or "pages_read" in names):
-            self.scaffold["pages_read"] = _plain(self.pages_read, "pages_read")
         for name in request.get("functions", []):  # host functions win over same-named helpers
             self.scaffold[name] = _stub(channel, name)
         self.namespace: dict[str, Any] = {"__builtins__": self.builtins, "__name__": "sandbox"}
@@ -235,11 +230,13 @@ class Worker:
             if not key.startswith("_") and key not in self.scaffold
         }
 
-    def pages_read(self, log: str = "read") -> list[list[Any]]:
-        """A copy of the helpers' read log (`pages_read()` in a cell, `Sandbox.pages_read()` on
-        the host), or of their `seen` log (`Sandbox.pages_seen()`): the logs themselves are
-        never in the namespace."""
-        return [list(item) for item in self.logs.get(log) or []]
+    def log(self, name: str) -> list[Any]:
+        """A copy of the preload's log `name` (`Sandbox.log(name)` on the host; [] when there
+        is none): the logs themselves are never in the namespace."""
+        return [
+            list(item) if isinstance(item, tuple | list) else item
+            for item in self.logs.get(name) or []
+        ]
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request["op"]
@@ -267,8 +264,8 @@ class Worker:
             return {"op": "value", "value": None}
         if op == "vars":
             return {"op": "value", "value": self.user_variables()}
-        if op == "pages_read":
-            return {"op": "value", "value": self.pages_read(str(request.get("log", "read")))}
+        if op == "log":
+            return {"op": "value", "value": self.log(name)}
         return {"op": "error", "type": "ValueError", "message": f"unknown request {op!r}"}
 
     def serve(self) -> None:
@@ -293,7 +290,9 @@ class Worker:
             protocol.send_bytes(self.channel.write_fd, encoded)
 
 
-def run_worker(read_fd: int, write_fd: int, request: dict[str, Any], preloaded: dict) -> None:
+def run_worker(
+    read_fd: int, write_fd: int, request: dict[str, Any], preloaded: dict[str, Any]
+) -> None:
     """Body of a freshly forked worker: confine this process, say ready, serve until EOF."""
     channel = Channel(read_fd, write_fd)
     try:

@@ -12,7 +12,7 @@ import pytest
 from rlm_docs.cli import main
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.trajectory import KEEP_TRAJECTORIES
-from rlm_docs.sandbox.context_cache import MIN_CHARS
+from rlm_docs.repl.context_cache import MIN_CHARS
 
 WORDS = [
     "revenue",

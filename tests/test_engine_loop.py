@@ -16,7 +16,7 @@ from rlm_docs.engine import RLM
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.governor import Budget, Ledger
 from rlm_docs.models import ScriptedClient
-from rlm_docs.sandbox import Limits
+from sandbox import Limits
 
 DOCS = {
     "acme_2020_10k": [

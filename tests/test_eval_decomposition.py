@@ -11,7 +11,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.eval.decomposition import FIELDS, decompose, flat_columns, record_decomposition
 from rlm_docs.models import ScriptedClient
-from rlm_docs.sandbox import Limits
+from sandbox import Limits
 from tests.fixtures.engine import repl, saved_store
 
 DOCS = {

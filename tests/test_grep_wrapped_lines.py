@@ -5,7 +5,7 @@ stays a case-sensitive per-line regex otherwise (model-seat report 3)."""
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.sandbox.helpers import make_helpers
+from rlm_docs.repl.helpers import make_helpers
 
 OPEX = (
     "                     Three Months Ended\n"

@@ -8,7 +8,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.compact import NO_TEXT, compact
 from rlm_docs.corpus.document import Document
 from rlm_docs.errors import CorpusError
-from rlm_docs.sandbox.helpers import ReadLog, make_helpers
+from rlm_docs.repl.helpers import ReadLog, make_helpers
 
 LAYOUT = (
     "                              ACME CORP\n"

@@ -26,7 +26,7 @@ from rlm_docs.corpus import Corpus  # noqa: E402
 from rlm_docs.governor import Budget  # noqa: E402
 from rlm_docs.mcp_server import build_server  # noqa: E402
 from rlm_docs.models import make_client  # noqa: E402
-from rlm_docs.sandbox.helpers import HOST_MAX_CONTEXT, HOST_MAX_HITS  # noqa: E402
+from rlm_docs.repl.helpers import HOST_MAX_CONTEXT, HOST_MAX_HITS  # noqa: E402
 
 KEY = "mcp-hostile-key"
 # 60 pages of 1,000 lines of words: 1.2M characters in one document

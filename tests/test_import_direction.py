@@ -1,5 +1,6 @@
 """Imports run one way: data flows corpus -> sandbox -> engine -> systems -> evaluation, and
-presentation (viewer, notebook, serve, MCP, CLI) sits on top.
+presentation (viewer, notebook, serve, MCP, CLI) sits on top. The top-level `sandbox` package sits
+below all of `rlm_docs` and imports nothing of it (the host hands it what workers preload).
 
 The allowed edges are written down once, as `LAYERS` below (README's "Import direction"
 section shows the same table, and a test here keeps the two equal). A unit is a subpackage of
@@ -35,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),
-    ("sandbox", "offline"),
+    ("repl", "offline"),
     ("models",),
     ("governor", "ingest"),
     ("engine", "bench"),
@@ -137,6 +138,20 @@ def test_imports_point_down_the_layers():
         if rank.get(target, len(LAYERS)) >= rank.get(source, -1)
     ]
     assert not wrong, "imports against the allowed direction:\n" + "\n".join(wrong)
+
+
+def test_the_sandbox_package_imports_nothing_of_rlm_docs():
+    """`sandbox` is usable on its own: no import of `rlm_docs` (nor a module path to it in a
+    string, as a preload factory name would be) anywhere in it."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {module}"
+        for path in sorted((ROOT / "sandbox").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for module in _targets(node, path)
+        if module.split(".")[0] == "rlm_docs"
+    ]
+    assert (ROOT / "sandbox" / "host.py").is_file()
+    assert not wrong, "the sandbox package imports rlm_docs:\n" + "\n".join(wrong)
 
 
 def test_readme_shows_the_same_table():

@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from rlm_docs.corpus import Corpus  # noqa: E402
-from rlm_docs.sandbox.helpers import make_helpers  # noqa: E402
+from rlm_docs.repl.helpers import make_helpers  # noqa: E402
 
 PAGES = {
     "3M_2018_10K": [

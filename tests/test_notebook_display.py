@@ -133,14 +133,14 @@ shell = InteractiveShell.instance()
 from rlm_docs.corpus import Corpus, Hit  # not rlm_docs.notebook: importing rlm_docs registers
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import Ledger
-from rlm_docs.sandbox import CellResult
+from sandbox import CellOutcome
 
 objects = {
     "corpus": Corpus.from_documents({"A <b>": ["one", "two"]}),
     "hit": Hit("A", 1, 0.5, "x"),
     "prediction": Prediction(question="q?", answer=["yes"], citations=[{"file": "A", "page": 1}]),
     "ledger": Ledger(),
-    "cell": CellResult(stdout="", error="ZeroDivisionError: x", restarted=True, duration_s=0.1),
+    "cell": CellOutcome(stdout="", error="ZeroDivisionError: x", restarted=True, duration_s=0.1),
 }
 print(json.dumps({k: shell.display_formatter.format(v)[0] for k, v in objects.items()}))
 """
@@ -181,7 +181,7 @@ def test_plain_python_keeps_plain_reprs():
 def test_plain_text_views_in_ipython_are_readable():
     from IPython.lib.pretty import pretty
 
-    from rlm_docs.sandbox import CellResult
+    from sandbox import CellOutcome
 
     hits = [Hit("3M_2018_10K", 56, 12.5, "Net   sales\n32,765"), Hit("B", 1, 0.25, "x")]
     assert pretty(hits) == "[3M_2018_10K p.56 (12.50): Net sales 32,765, B p.1 (0.25): x]"
@@ -191,9 +191,9 @@ def test_plain_text_views_in_ipython_are_readable():
     text = pretty(pred)
     assert text.startswith("Q: Net sales?") and "Citations: 3M p.2" in text
     assert "Prediction(" in repr(pred)  # the debugging repr is unchanged
-    cell = CellResult(stdout="42\n", error="NameError: x", restarted=True, duration_s=0.1)
+    cell = CellOutcome(stdout="42\n", error="NameError: x", restarted=True, duration_s=0.1)
     assert (
         pretty(cell) == "42\nNameError: x\n[the sandbox worker was restarted: variables are gone]"
     )
-    quiet = CellResult(stdout="", error=None, restarted=False, duration_s=0.25)
+    quiet = CellOutcome(stdout="", error=None, restarted=False, duration_s=0.25)
     assert pretty(quiet) == "(no output, 0.250 s)"

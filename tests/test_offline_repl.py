@@ -9,9 +9,9 @@ from rlm_docs.offline.reader import read
 from rlm_docs.offline.repl import compute, context, corpus, needle, oolong, readings, statements
 from rlm_docs.offline.root import plan, root_code
 from rlm_docs.offline.workloads import CLASSIFY_HEAD, cell_for, classification_reply, parse_task
-from rlm_docs.sandbox.helpers import make_helpers
-from rlm_docs.sandbox.policy import compile_cell
+from rlm_docs.repl.helpers import make_helpers
 from rlm_docs.trec_labels import LABELS
+from sandbox.policy import compile_cell
 from tests.fixtures.offline import BALANCE, DOCS, NARRATIVE, STATEMENT
 
 

@@ -25,9 +25,10 @@ from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.memory import Memory
 from rlm_docs.governor import Governor
 from rlm_docs.models import make_client
+from rlm_docs.repl.helpers import make_helpers
+from rlm_docs.repl.preload import load_corpus
 from rlm_docs.resources import prompts_dir
-from rlm_docs.sandbox.helpers import make_helpers
-from rlm_docs.sandbox.worker import Worker
+from sandbox.worker import Worker
 
 CALL = re.compile(r"`([A-Za-z_]\w*)\(([^`]*)\)`")
 PROMPTS = sorted(prompts_dir().glob("*.txt"))
@@ -37,15 +38,21 @@ def _namespace() -> dict[str, Callable[..., Any]]:
     """Every function model code can call, by the name it is bound under (a run with a corpus
     memory binds `note` / `notes` too)."""
     corpus = Corpus.from_documents({"a": ["x"]})
-    found: dict[str, Callable[..., Any]] = dict(make_helpers(corpus))
     with tempfile.TemporaryDirectory() as where:
-        memory = Memory(Path(where) / "memory", corpus.save(Path(where) / "store"))
+        store = corpus.save(Path(where) / "store")
+        memory = Memory(Path(where) / "memory", store)
+        preloaded = load_corpus(str(store))  # what a corpus worker starts with
+    found: dict[str, Callable[..., Any]] = {
+        name: value
+        for name, value in preloaded.namespace.items()
+        if callable(value) and not isinstance(value, type)
+    }
     host = HostFunctions(Governor(), make_client("offline"), memory=memory)
     found.update(host.functions())
-    # The worker binds these two of its own methods (worker.py: `_plain(self.user_variables,
-    # "SHOW_VARS")`, `_plain(self.pages_read, "pages_read")`); bound, they take what they show.
+    # The worker binds one of its own methods (worker.py: `_plain(self.user_variables,
+    # "SHOW_VARS")`); bound, it takes what it shows.
     worker = object.__new__(Worker)
-    found.update(SHOW_VARS=worker.user_variables, pages_read=worker.pages_read)
+    found.update(SHOW_VARS=worker.user_variables)
     return found
 
 

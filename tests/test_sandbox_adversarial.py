@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from rlm_docs.sandbox import Limits, Sandbox
-from rlm_docs.sandbox.confine import worker_uid
+from sandbox import Limits, Sandbox
+from sandbox.confine import worker_uid
 
 REFUSED = "refused by the sandbox"
 GUARD = "is not allowed in the sandbox"
@@ -89,7 +89,7 @@ ATTACKS = [
     ("inspect", "import inspect", NO_MODULE),
     ("sys", "import sys", NO_MODULE),
     ("sandbox_package", "import sandbox", NO_MODULE),
-    ("own_package", "import rlm_docs.sandbox", NO_MODULE),
+    ("own_package", "import rlm_docs.repl", NO_MODULE),
     # OS: environment, sockets, processes, files
     ("proc_environ", "open('/proc/self/environ').read()", "name 'open' is not defined"),
     ("os_environ", "import os\nos.environ", NO_MODULE),

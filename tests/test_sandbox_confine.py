@@ -1,4 +1,4 @@
-"""The OS layer alone: a process confined by `rlm_docs.sandbox.confine` running *unrestricted* Python
+"""The OS layer alone: a process confined by `sandbox.confine` running *unrestricted* Python
 (as if the RestrictedPython layer had been bypassed) still cannot reach the network (not even
 through io_uring), start processes, signal others, escape its directory, fill the disk, or exceed its rlimits."""
 
@@ -15,7 +15,7 @@ import pytest
 SCRIPT = textwrap.dedent(
     """
     import ctypes, json, os, resource, socket, struct, subprocess, sys, threading
-    from rlm_docs.sandbox import confine
+    from sandbox import confine
 
     workdir, victim = sys.argv[1], int(sys.argv[2])
     report = os.dup(1)  # confine() points stdio at /dev/null

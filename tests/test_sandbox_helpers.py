@@ -7,9 +7,10 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.errors import CorpusError
-from rlm_docs.sandbox import Limits, Sandbox
-from rlm_docs.sandbox.context_cache import ContextLoader
-from rlm_docs.sandbox.helpers import make_helpers
+from rlm_docs.repl import CorpusSandbox
+from rlm_docs.repl.context_cache import ContextLoader
+from rlm_docs.repl.helpers import make_helpers
+from sandbox import Limits
 
 FINANCEBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
 
@@ -29,7 +30,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def sb(store):
-    with Sandbox(limits=Limits(wall_s=10), corpus=store) as box:
+    with CorpusSandbox(limits=Limits(wall_s=10), corpus=store) as box:
         yield box
 
 
@@ -142,7 +143,7 @@ def test_financebench_filings_in_the_sandbox(tmp_path):
     names = ["3M_2018_10K", "AMCOR_2023_10K"]
     sources = [FINANCEBENCH / "text" / f"{name}.txt" for name in names]
     ingest(sources, tmp_path / "store")
-    with Sandbox(limits=Limits(wall_s=20), corpus=tmp_path / "store") as box:
+    with CorpusSandbox(limits=Limits(wall_s=20), corpus=tmp_path / "store") as box:
         box.run("hits = search('3M capital expenditures 2018', k=3)")
         assert box.get("hits")[0]["file"] == "3M_2018_10K"
         box.run("g = grep('(?i)net sales', doc='3M_2018_10K', max_hits=3)")
@@ -153,7 +154,7 @@ def test_financebench_filings_in_the_sandbox(tmp_path):
 
 def test_sandboxes_on_one_corpus_are_isolated(sb, store):
     sb.run("mine = 'first sandbox'")
-    with Sandbox(limits=Limits(wall_s=10), corpus=store) as other:
+    with CorpusSandbox(limits=Limits(wall_s=10), corpus=store) as other:
         assert other.pid != sb.pid
         assert "NameError" in other.run("mine").error
         assert other.run("len(context) > 0").stdout == "True\n"
@@ -161,7 +162,7 @@ def test_sandboxes_on_one_corpus_are_isolated(sb, store):
 
 
 def test_restart_after_timeout_keeps_the_corpus(store):
-    with Sandbox(limits=Limits(wall_s=1), corpus=store) as box:
+    with CorpusSandbox(limits=Limits(wall_s=1), corpus=store) as box:
         result = box.run("while True:\n    pass")
         assert result.restarted
         assert box.run("page('beta_filing', 2)").stdout == "'Signatures page.'\n"
@@ -169,7 +170,7 @@ def test_restart_after_timeout_keeps_the_corpus(store):
 
 def test_host_function_overrides_a_helper_of_the_same_name(store):
     functions = {"search": lambda query, k=5: [f"host:{query}"]}
-    with Sandbox(limits=Limits(wall_s=10), corpus=store, functions=functions) as box:
+    with CorpusSandbox(limits=Limits(wall_s=10), corpus=store, functions=functions) as box:
         assert box.run("search('net income')").stdout == "['host:net income']\n"
         assert box.run("corpus.search('net income', k=1)[0]['file']").stdout == "'beta_filing'\n"
 
@@ -177,15 +178,15 @@ def test_host_function_overrides_a_helper_of_the_same_name(store):
 def test_rewritten_store_is_not_served_stale(tmp_path):
     path = tmp_path / "store"
     Corpus.from_documents({"doc": ["old text"]}).save(path)
-    with Sandbox(limits=Limits(wall_s=10), corpus=path) as box:
+    with CorpusSandbox(limits=Limits(wall_s=10), corpus=path) as box:
         assert box.run("page('doc', 1)").stdout == "'old text'\n"
     Corpus.from_documents({"doc": ["new text"]}).save(path)
-    with Sandbox(limits=Limits(wall_s=10), corpus=path) as box:
+    with CorpusSandbox(limits=Limits(wall_s=10), corpus=path) as box:
         assert box.run("page('doc', 1)").stdout == "'new text'\n"
 
 
 def test_pages_read_are_kept_where_model_code_cannot_change_them(store):
-    with Sandbox(limits=Limits(wall_s=10), corpus=store) as box:
+    with CorpusSandbox(limits=Limits(wall_s=10), corpus=store) as box:
         box.run("a = page('alpha_report', 2)\nb = pages('beta_filing', 1, 1)")
         read = [["alpha_report", 2], ["beta_filing", 1]]
         assert box.pages_read() == read
@@ -197,7 +198,7 @@ def test_pages_read_are_kept_where_model_code_cannot_change_them(store):
         rebound = box.run("pages_read = [['evil', 9]]\nc = read_section('alpha_report', 'Outlook')")
         assert rebound.error is None and box.pages_read() == read  # Outlook: page 2, already read
         assert box.run("print(pages_read)").stdout == "[['evil', 9]]\n"  # the model's own list
-    with Sandbox(limits=Limits(wall_s=10)) as plain:
+    with CorpusSandbox(limits=Limits(wall_s=10)) as plain:
         assert plain.pages_read() == []
         assert "NameError" in plain.run("pages_read()").error
 

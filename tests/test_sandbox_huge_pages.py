@@ -1,4 +1,4 @@
-"""The fork server folds its loaded memory into huge pages (`rlm_docs.sandbox.huge_pages`)."""
+"""The fork server folds its loaded memory into huge pages (`sandbox.huge_pages`)."""
 
 import subprocess
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rlm_docs.sandbox.huge_pages import HUGE_PAGE, private_regions
+from sandbox.huge_pages import HUGE_PAGE, private_regions
 
 MAPS = """\
 55d0c0000000-55d0c0001000 r--p 00000000 08:01 123  /usr/bin/python3.11
@@ -28,7 +28,7 @@ def test_only_large_private_writable_mappings_are_folded():
 
 
 def test_small_processes_are_left_alone():
-    code = "from rlm_docs.sandbox.huge_pages import collapse_private_memory as c; print(c())"
+    code = "from sandbox.huge_pages import collapse_private_memory as c; print(c())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0"  # a fresh interpreter holds far less than 128 MB
 
@@ -41,7 +41,7 @@ THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 )
 def test_a_large_heap_ends_up_in_huge_pages():
     code = (
-        "from rlm_docs.sandbox.huge_pages import collapse_private_memory\n"
+        "from sandbox.huge_pages import collapse_private_memory\n"
         "data = bytearray(b'x' * (512 << 20))\n"
         "def huge():\n"
         "    rollup = open('/proc/self/smaps_rollup').read().split('AnonHugePages:')[1]\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.corpus import Corpus
-from rlm_docs.errors import ConfigError
-from rlm_docs.sandbox import Sandbox, memory_share
+from rlm_docs.repl import CorpusSandbox
+from sandbox import ConfigError, memory_share
 
 
 def address_space_mb(pid: int) -> int:
@@ -27,7 +27,7 @@ def store(tmp_path_factory):
 
 
 def test_workers_are_the_oom_killers_first_choice(store) -> None:
-    with Sandbox(corpus=store) as sb:
+    with CorpusSandbox(corpus=store) as sb:
         assert Path(f"/proc/{sb.pid}/oom_score_adj").read_text().strip() == "1000"
         assert sb.security()["oom_score_adj"] == 1000
     assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"
@@ -37,12 +37,14 @@ def test_live_workers_share_the_cap_and_earlier_ones_are_lowered(store, monkeypa
     others = len(memory_share.live_mb())  # sandboxes other tests of this process keep open
     cap = 2400 * (others + 4)
     monkeypatch.setenv(memory_share.ENV, str(cap))
-    boxes = [Sandbox(corpus=store)]
+    boxes = [CorpusSandbox(corpus=store)]
     try:
         first = boxes[0]
         alone = min(6144, cap // (others + 1))
         assert first.memory_mb == alone and address_space_mb(first.pid) == alone
-        boxes += [Sandbox(corpus=store) for _ in range(3)]  # a root and a child sandbox, twice
+        boxes += [
+            CorpusSandbox(corpus=store) for _ in range(3)
+        ]  # a root and a child sandbox, twice
         for sb in boxes:  # a running worker applies a lowered share before its next request
             sb.run("x = 1")
         share = cap // (others + 4)
@@ -60,7 +62,7 @@ def test_live_workers_share_the_cap_and_earlier_ones_are_lowered(store, monkeypa
         for sb in boxes:
             sb.close()
     assert len(memory_share.live_mb()) == others
-    with Sandbox(corpus=store) as again:  # shares are freed with their workers
+    with CorpusSandbox(corpus=store) as again:  # shares are freed with their workers
         assert again.memory_mb == alone
 
 

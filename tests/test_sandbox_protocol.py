@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from rlm_docs.sandbox import protocol
-from rlm_docs.sandbox.output import Output
+from sandbox import protocol
+from sandbox.output import Output
 
 
 @pytest.fixture

@@ -14,11 +14,12 @@ import types
 
 import pytest
 
-from rlm_docs.sandbox import Limits, Sandbox, policy, protocol
-from rlm_docs.sandbox.confine import process_cpu_s, worker_uid
-from rlm_docs.sandbox.host import IDLE_CPU_S
-from rlm_docs.sandbox.modules import load_modules
-from rlm_docs.sandbox.worker import Channel, Worker
+from rlm_docs.repl import CorpusSandbox
+from sandbox import Limits, Sandbox, policy, protocol
+from sandbox.confine import process_cpu_s, worker_uid
+from sandbox.host import IDLE_CPU_S
+from sandbox.modules import load_modules
+from sandbox.worker import Channel, Worker
 
 UNRESTRICTED = "import os; raise Exception(repr(os.getuid()))"
 
@@ -178,7 +179,7 @@ def test_builtins_are_reset_before_every_cell():
 # -- protocol attacks (D) ---------------------------------------------------------------------
 
 
-def forge(box: Sandbox, message: dict, after_s: float = 0.0, current_id: bool = True) -> None:
+def forge(box: CorpusSandbox, message: dict, after_s: float = 0.0, current_id: bool = True) -> None:
     """Write a frame into the worker -> host pipe as an escaped worker could, optionally with
     the id of the request in flight (which such a worker can read from its own memory)."""
 

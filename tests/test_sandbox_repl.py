@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rlm_docs.errors import ConfigError, CorpusError
-from rlm_docs.sandbox import Limits, Sandbox, SandboxError, fork_server_pool
-from rlm_docs.sandbox.confine import worker_uid
+from rlm_docs.errors import CorpusError
+from rlm_docs.repl import CorpusSandbox
+from sandbox import ConfigError, Limits, Sandbox, SandboxError, fork_server_pool
+from sandbox.confine import worker_uid
 
 
 class BudgetExceeded(Exception):
@@ -197,10 +198,10 @@ def test_bad_arguments_are_clear_errors(tmp_path):
     with pytest.raises(ConfigError, match="Limits.wall_s"):
         Limits(wall_s=0)
     with pytest.raises(CorpusError, match="corpus store directory not found"):
-        Sandbox(corpus=tmp_path / "missing")
+        CorpusSandbox(corpus=tmp_path / "missing")
     (tmp_path / "empty").mkdir()
     with pytest.raises(CorpusError, match="empty"):
-        Sandbox(corpus=tmp_path / "empty")
+        CorpusSandbox(corpus=tmp_path / "empty")
     with pytest.raises(ValueError, match="must not start with '_'"):
         Sandbox(functions={"_x": len})
 
@@ -280,7 +281,7 @@ def test_concurrent_sandboxes_share_one_fork_server_and_each_gets_its_worker():
 
 
 def test_a_fork_server_that_dies_fails_waiting_and_later_requests():
-    server = fork_server_pool.acquire(None, None, 30)
+    server = fork_server_pool.acquire(None, 30)
     try:
         server._proc.kill()
         server._proc.wait()

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from rlm_docs.sandbox import Limits, Sandbox
+from sandbox import Limits, Sandbox
 
 LIMITS = Limits(wall_s=1.5, cpu_s=30, memory_mb=1024, max_output_chars=2000)
 

@@ -11,7 +11,7 @@ import os
 import sys
 
 from rlm_docs.cli.interrupt import leave, sigterm_as_interrupt
-from rlm_docs.errors import RlmDocsError
+from rlm_docs.errors import user_errors
 from rlm_docs.output_paths import check_home
 from rlm_docs.terminal_text import sanitize
 from rlm_docs.version import __version__
@@ -163,10 +163,10 @@ def _run(args: argparse.Namespace) -> int:
             check_home()
         with sigterm_as_interrupt(args.command):
             return int(args.func(args) or 0)
-    except RlmDocsError as exc:
+    except user_errors() as exc:
         # sanitized: messages quote file names, model replies and document text
         print(f"rlm-docs {path}: error: {sanitize(_message(args, str(exc)))}", file=sys.stderr)
-        return exc.exit_code
+        return int(getattr(exc, "exit_code", 2))
     except BrokenPipeError:
         # The reader went away (`... | head`): not the user's mistake and nothing to report.
         # Point stdout at /dev/null so the interpreter's final flush does not fail again.

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     from rlm_docs.engine.trajectory import prune_trajectories
     from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
-    from rlm_docs.sandbox import context_cache
+    from rlm_docs.repl import context_cache
 
     # One question: a start-up cache of a large store's context would only serve later
     # processes, at hundreds of megabytes; RLM_DOCS_CONTEXT_CACHE=on keeps it.

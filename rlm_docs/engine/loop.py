@@ -59,9 +59,10 @@ from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
-from rlm_docs.sandbox import Limits, Sandbox
-from rlm_docs.sandbox.output import bounded
-from rlm_docs.sandbox.values import capped
+from rlm_docs.repl import CorpusSandbox
+from sandbox import Limits
+from sandbox.output import bounded
+from sandbox.values import capped
 
 # The REPL's `answer` dict: the answer record's fields (`rlm_docs.answer_record`) and `ready`.
 EMPTY_ANSWER = {"values": [], "explanation": "", "caveat": "", "ready": False}
@@ -293,7 +294,7 @@ class TurnLoop:
     def _binds(self, name: str) -> bool:
         return prompts.binds(self.s.prompt, name)
 
-    def _prepare(self, sb: Sandbox) -> None:
+    def _prepare(self, sb: CorpusSandbox) -> None:
         """Bind the run's own names (at start and after a restart, never between cells)."""
         if self.context is not None:
             sb.set("context", self.context)
@@ -301,7 +302,7 @@ class TurnLoop:
             sb.set("answer", dict(EMPTY_ANSWER))
 
     @staticmethod
-    def _pages_read(sb: Sandbox) -> list[dict[str, Any]]:
+    def _pages_read(sb: CorpusSandbox) -> list[dict[str, Any]]:
         """The pages the corpus helpers recorded (model code cannot reach that log)."""
         return [{"file": doc, "page": page} for doc, page in sb.pages_read()]
 
@@ -312,7 +313,9 @@ class TurnLoop:
         self._log_marks[name] = len(log)
         return log[seen:] if len(log) >= seen else log
 
-    def _run_code(self, sb: Sandbox, reply: str, record: Iteration) -> list[tuple[str, Any, str]]:
+    def _run_code(
+        self, sb: CorpusSandbox, reply: str, record: Iteration
+    ) -> list[tuple[str, Any, str]]:
         """Run the reply's blocks: (code, result, engine note on the cell) for each."""
         ran = []
         for code in find_code_blocks(reply):
@@ -343,7 +346,7 @@ class TurnLoop:
             )
         return ran
 
-    def _unread_citations(self, sb: Sandbox, new: list[dict[str, Any]]) -> str:
+    def _unread_citations(self, sb: CorpusSandbox, new: list[dict[str, Any]]) -> str:
         """A note flagging pages this cell cited without having read them (allowed: a search
         snippet may be enough, but the model should know it has not seen the page)."""
         if not new:
@@ -358,7 +361,7 @@ class TurnLoop:
             "read a page before relying on it]\n"
         )
 
-    def _ready_answer(self, sb: Sandbox) -> tuple[bool, Any, str | None]:
+    def _ready_answer(self, sb: CorpusSandbox) -> tuple[bool, Any, str | None]:
         """(ready, content, problem) of the `answer` dict."""
         try:
             answer = sb.get("answer", MAX_ANSWER_CHARS) if self._binds("answer") else None
@@ -370,7 +373,7 @@ class TurnLoop:
             return True, {k: v for k, v in answer.items() if k != "ready"}, None
         return False, None, None
 
-    def _marker_value(self, sb: Sandbox, reply: str) -> tuple[bool, Any, str | None]:
+    def _marker_value(self, sb: CorpusSandbox, reply: str) -> tuple[bool, Any, str | None]:
         """(done, value, problem) of a FINAL_VAR / FINAL marker written outside code."""
         final = find_final(reply)
         if final is None:
@@ -392,7 +395,7 @@ class TurnLoop:
             )
 
     def _final_value(
-        self, sb: Sandbox, reply: str, markers_first: bool = False
+        self, sb: CorpusSandbox, reply: str, markers_first: bool = False
     ) -> tuple[bool, Any, str | None, bool]:
         """(done, value, problem, by_answer): the answer dict wins, then FINAL_VAR / FINAL
         outside code; on a confirmation turn (`markers_first`) a marker wins, since it is the
@@ -407,7 +410,7 @@ class TurnLoop:
             return True, content, None, True
         return False, None, marker_problem or problem, False
 
-    def _unready(self, sb: Sandbox, answer: dict[str, Any]) -> str:
+    def _unready(self, sb: CorpusSandbox, answer: dict[str, Any]) -> str:
         """Undo `answer["ready"]` after a cell error; the note the model sees about it."""
         sb.set("answer", answer | {"ready": False})
         return (
@@ -424,7 +427,7 @@ class TurnLoop:
         try:
             functions = {k: f for k, f in self.host.functions().items() if self._binds(k)}
             names = prompts.PROMPT_NAMES[self.s.prompt]
-            with Sandbox(
+            with CorpusSandbox(
                 limits=self.s.limits, corpus=self.store, functions=functions, names=names
             ) as sb:
                 self._prepare(sb)
@@ -462,7 +465,7 @@ class TurnLoop:
                 axis = exc.axis
         return axis
 
-    def _loop(self, sb: Sandbox, outcome: Outcome) -> None:
+    def _loop(self, sb: CorpusSandbox, outcome: Outcome) -> None:
         messages = self._first_messages()
         user = messages.pop()["content"]
         turn = 0
@@ -559,7 +562,7 @@ class TurnLoop:
         return max(shares, default=(0.0, None))
 
     def _anytime(
-        self, sb: Sandbox, messages: list[dict], feedback: str, turn: int, outcome: Outcome
+        self, sb: CorpusSandbox, messages: list[dict], feedback: str, turn: int, outcome: Outcome
     ) -> None:
         """Once a checkpoint share of the budget is spent (`anytime`), ask the model for its
         best answer so far in a side turn the conversation does not keep, recorded as its own
@@ -610,7 +613,7 @@ class TurnLoop:
         )
 
     def _forced(
-        self, sb: Sandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
+        self, sb: CorpusSandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
     ) -> None:
         """One last turn asking for FINAL(...) now; `budget` if even that call is refused.
         `axis` (the limit that ended the loop) is the run's `stop_axis` either way."""

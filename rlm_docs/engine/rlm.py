@@ -39,7 +39,7 @@ from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.governor.exceeded import LABELS, format_amount
 from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
-from rlm_docs.sandbox import Limits
+from sandbox import Limits
 
 EXTRACT_CHARS = 50_000
 

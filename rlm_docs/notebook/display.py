@@ -257,7 +257,7 @@ def ledger_html(ledger: Any) -> str:
 
 
 def cell_html(result: Any) -> str:
-    """A sandbox `CellResult`: what it printed, its error, whether the worker restarted."""
+    """A sandbox `CellOutcome`: what it printed, its error, whether the worker restarted."""
     parts = [block("output", result.stdout or "", fold_over=20_000)]
     if result.error:
         parts.append(f'<pre class="err">{escape(result.error)}</pre>')
@@ -281,7 +281,7 @@ def show(obj: Any, corpus: Any = None) -> Rich:
         return Rich(prediction_html(obj, corpus), prediction_text(obj, corpus))
     if kind == "Ledger":
         return Rich(ledger_html(obj), ledger_text(obj))
-    if kind == "CellResult":
+    if kind == "CellOutcome":
         return Rich(cell_html(obj), cell_text(obj))
     if kind == "Hit":
         obj = [obj]
@@ -321,16 +321,16 @@ def register(shell: Any = None) -> None:
     from rlm_docs.corpus import Corpus, Hit
     from rlm_docs.engine.prediction import Prediction
     from rlm_docs.governor.ledger import Ledger
-    from rlm_docs.sandbox.limits import CellResult
+    from sandbox.limits import CellOutcome
 
     html = {
         Corpus: corpus_html,
         Hit: hit_html,
         Prediction: prediction_html,
         Ledger: ledger_html,
-        CellResult: cell_html,
+        CellOutcome: cell_html,
     }
-    text = {Hit: hit_text, Prediction: prediction_text, CellResult: cell_text}
+    text = {Hit: hit_text, Prediction: prediction_text, CellOutcome: cell_text}
     for cls, view in text.items():
         pretty.for_type(cls, _pretty(view))
     shell = shell if shell is not None else get_ipython()

@@ -4,7 +4,7 @@
   the bundled demo corpus) and shows it.
 - `%%rlm [-o NAME ...]` runs the cell in that session's sandbox (created on first use over
   the demo corpus), prints its output and error, and with `-o` copies worker variables back
-  into the notebook namespace. The `CellResult` is kept in `_rlm`.
+  into the notebook namespace. The `CellOutcome` is kept in `_rlm`.
 - `%rlm_ask [--model M] [--max-steps N] [--max-sub-calls N] [--max-cost USD] QUESTION` runs
   `RLM(...).ask` over the session's corpus and shows the prediction with the cited pages'
   text; the `Prediction` is kept in `_rlm_prediction`, its trajectory in `_rlm_trajectory`.

@@ -87,15 +87,15 @@ class Session:
 
     @property
     def sandbox(self) -> Any:
-        """The running `rlm_docs.sandbox.Sandbox` (started on first use)."""
+        """The running `CorpusSandbox` (started on first use)."""
         if self._sandbox is None:
-            from rlm_docs.sandbox import Sandbox
+            from rlm_docs.repl import CorpusSandbox
 
             stack = ExitStack()
             kwargs: dict[str, Any] = {"corpus": self.store_path(), "functions": self.functions}
             if self.limits is not None:
                 kwargs["limits"] = self.limits
-            self._sandbox = stack.enter_context(Sandbox(**kwargs))
+            self._sandbox = stack.enter_context(CorpusSandbox(**kwargs))
             self._stack = stack
         return self._sandbox
 
@@ -117,7 +117,7 @@ class Session:
     # -- the REPL ----------------------------------------------------------------------------
 
     def run(self, code: str) -> Any:
-        """Run `code` in the worker; returns its `CellResult` (stdout, error, restarted)."""
+        """Run `code` in the worker; returns its `CellOutcome` (stdout, error, restarted)."""
         if not isinstance(code, str):
             raise ConfigError(f"Session.run: code must be a str, got {type(code).__name__}")
         result = self.sandbox.run(code)

@@ -3,7 +3,7 @@
 
 rlms' default `local` environment runs model code with `exec` in the host process; here it runs
 in a confined worker process (RestrictedPython, no network, resource limits: see
-`rlm_docs.sandbox`). `llm_query`, `llm_query_batched`, `rlm_query` and `rlm_query_batched` are
+`sandbox`). `llm_query`, `llm_query_batched`, `rlm_query` and `rlm_query_batched` are
 host functions: the worker asks the host, and the host sends the request to rlms' LM handler
 over its socket protocol, so the worker never holds a socket or a key. rlms passes a recursion
 callback only to its own `local` / `ipython` / `docker` environments, so here `rlm_query`
@@ -22,7 +22,7 @@ from rlm.core.types import REPLResult, RLMChatCompletion
 from rlm.environments.base_env import NonIsolatedEnv
 
 from rlm_docs.errors import ConfigError
-from rlm_docs.sandbox import Limits, Sandbox
+from sandbox import Limits, Sandbox
 
 _FRESH_ANSWER = {"content": "", "ready": False}
 # Makes `answer` JSON-able for the host when code stored something else in it.
