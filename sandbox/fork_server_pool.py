@@ -27,8 +27,8 @@ from sandbox.errors import PreloadError, SandboxError
 from sandbox.preload import Preload
 
 IDLE_KEEP = 2
-# The directory holding the `sandbox` package, so `python -m sandbox.fork_server` imports this
-# very source tree (the worker environment carries nothing else from the host).
+# The directory holding the `sandbox` package, first on the fork server's path, so
+# `python -m sandbox.fork_server` imports this very source tree.
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
@@ -36,7 +36,8 @@ def worker_env() -> dict[str, str]:
     """A minimal environment: nothing from the host (no API keys), single-threaded math libs.
     The import path is the host's (a preload factory imports what the host can import): paths
     are no secret, and the worker is confined after importing."""
-    path = [_PACKAGE_ROOT, *(p for p in sys.path if p and p != _PACKAGE_ROOT)]
+    host_path = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]  # "": the cwd
+    path = [_PACKAGE_ROOT, *(p for p in host_path if p != _PACKAGE_ROOT)]
     return {
         "PATH": "/usr/bin:/bin",
         "HOME": "/",
