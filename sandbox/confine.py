@@ -201,7 +201,7 @@ def drop_privileges(workdir: str, uid: int) -> bool:
 
 def set_rlimits(
     memory_mb: int, open_files: int, file_mb: int, processes: int, dropped: bool
-) -> dict:
+) -> dict[str, Any]:
     """Address space, open files, file size, core size and (as the worker uid) process count."""
     limits = {
         "RLIMIT_AS": memory_mb * 1024 * 1024,

@@ -143,7 +143,8 @@ class ForkServer:
             raise TimeoutError(f"no answer from the sandbox fork server in {timeout_s} s") from None
         if not data:
             raise OSError("the sandbox fork server exited")
-        return json.loads(data)
+        reply_message: dict[str, Any] = json.loads(data)
+        return reply_message
 
     def spawn(self, request: dict[str, Any], fds: list[int]) -> int:
         """Fork a worker that reads requests from fds[0] and writes replies to fds[1]."""

@@ -17,7 +17,7 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Self
 
 from sandbox import fork_server_pool, memory_share, protocol
 from sandbox.confine import open_stat, stat_cpu_s
@@ -129,7 +129,7 @@ class Sandbox:
             if not callable(fn):
                 raise TypeError(f"sandbox function {name!r} is not callable")
         self._security: dict[str, Any] = {}
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[..., Sandbox] | None = None
         self._start()
 
     # -- process lifecycle ------------------------------------------------------------------
@@ -197,7 +197,8 @@ class Sandbox:
         if stop is None:
             return None
         _, func, args, _ = stop
-        return func(*args, exit_code=exit_code)
+        code: int | None = func(*args, exit_code=exit_code)
+        return code
 
     def restart(self) -> None:
         """Replace the worker by a fresh one (all variables are lost; the preload is not redone:
@@ -209,7 +210,7 @@ class Sandbox:
         """Stop the worker and remove its temporary directory (idempotent)."""
         self._stop()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -408,7 +409,8 @@ class Sandbox:
 
     def variables(self) -> dict[str, str]:
         """User variables: name -> short description (`str, 1,234 chars`, `list, 3 items`)."""
-        return self._request({"op": "vars"})
+        described: dict[str, str] = self._request({"op": "vars"})
+        return described
 
     def log(self, name: str) -> list[Any]:
         """A copy of the preload's log `name` (`Preloaded.logs`; [] when there is none), as

@@ -206,7 +206,7 @@ def guarded_type(*args: Any) -> type:
     return cls
 
 
-def _metaclass(name: str, bases: tuple, namespace: dict) -> type:
+def _metaclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any]) -> type:
     """Metaclass of sandbox `class` statements: records the class so its instances are writable."""
     for base in bases:
         if isinstance(base, type) and issubclass(base, type):
@@ -216,7 +216,7 @@ def _metaclass(name: str, bases: tuple, namespace: dict) -> type:
     return cls
 
 
-_INPLACE = {
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
     "-=": operator.isub,
     "*=": operator.imul,
@@ -304,7 +304,9 @@ def _exception_names() -> list[str]:
 
 
 def make_builtins(
-    import_module: Callable[..., Any], print_factory: Callable[[Any], Any], display: Callable
+    import_module: Callable[..., Any],
+    print_factory: Callable[[Any], Any],
+    display: Callable[[Any], None],
 ) -> dict[str, Any]:
     """The `__builtins__` of sandbox code: safe builtins plus the RestrictedPython guard hooks."""
     table: dict[str, Any] = {name: getattr(builtins, name) for name in _SAFE_NAMES}

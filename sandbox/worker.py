@@ -70,7 +70,7 @@ class Channel:
         self.on_new_exception(name, cls)
         return cls
 
-    def call(self, name: str, args: tuple, kwargs: dict) -> Any:
+    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call host function `name`; its exception is re-raised here under the same class name."""
         message = {"op": "call", "name": name, "args": list(args), "kwargs": kwargs}
         try:
