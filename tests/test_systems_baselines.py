@@ -48,6 +48,8 @@ def test_bm25_agent_searches_then_answers_with_normalised_citations(tmp_path):
     assert [s["query"] for s in searches] == ["acme revenue", "fiscal 2022"]
     assert {"file": "acme_2022_10k", "page": 2} in searches[0]["results"]
     assert traj.result.answer == ["$4.2 billion"]
+    # an iteration's final answer is text (as the rlm loop and rlms write it), not the list
+    assert [it.final_answer for it in traj.iterations] == [None, None, '["$4.2 billion"]']
     # the search results were shown to the model with file and page labels
     second_call = system.client.calls[1]
     assert "[FILE: acme_2022_10k | PAGE: 2]" in second_call[-1]["content"]
@@ -81,6 +83,7 @@ def test_static_rag_cites_the_retrieved_page_holding_a_free_text_answer(tmp_path
     p = system.answer(Q1, gov)
     assert p.answer == ["$4.2 billion"] and p.steps == 1
     assert p.citations == [{"file": "acme_2022_10k", "page": 2}]
+    assert load_trajectory(p.trajectory).iterations[0].final_answer == '["$4.2 billion"]'
     prompt = system.client.calls[0][0]["content"]
     assert prompt.count("[FILE: ") == 3 and prompt.rstrip().endswith(Q1.question)
 

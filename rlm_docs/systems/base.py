@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
@@ -116,7 +117,7 @@ def answer_call(
     reply = read_reply(completion.text, allow_search=False)
     record.response = completion.text
     record.usage = turn_usage(completion)
-    record.final_answer = reply.answer.values
+    record.final_answer = answer_text(reply.answer.values)
     trajectory.close(record)
     prediction.take(reply.answer)
     prediction.raw_answer = completion.text

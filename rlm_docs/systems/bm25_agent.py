@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.engine.citation_check import validate
+from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.models import make_client
@@ -112,7 +113,7 @@ class Bm25Agent:
             record.response = completion.text
             record.usage = turn_usage(completion)
             if reply.query is None:
-                record.final_answer = reply.answer.values
+                record.final_answer = answer_text(reply.answer.values)
                 trajectory.close(record)
                 stop_reason = "forced" if last else "final"
                 if last and axis is None:  # the agent's own turn limit T is a step limit

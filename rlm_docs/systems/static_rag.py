@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from rlm_docs.engine.citation_check import validate
+from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
@@ -73,7 +74,7 @@ class StaticRag:
             return finish(self.config, trajectory, governor, prediction, start)
         reply = read_reply(completion.text, allow_search=False)
         record.response = completion.text
-        record.final_answer = reply.answer.values
+        record.final_answer = answer_text(reply.answer.values)
         trajectory.close(record)
         citations, _ = validate(self.corpus, reply.answer.citations)
         if not citations and reply.answer.values:
