@@ -22,7 +22,7 @@ from rlm_docs.corpus.metadata import normalise
 from rlm_docs.errors import CorpusError
 
 if TYPE_CHECKING:
-    from rlm_docs.corpus.search import Ranking
+    from rlm_docs.corpus.search import Ranking, Searcher
 
 DocumentsLike = Mapping[str, Sequence[str]] | Iterable[Document]
 
@@ -54,7 +54,7 @@ class Corpus:
         self._rendered: str | None = None
         self._starts: np.ndarray | None = None
         self._length = 0
-        self._searcher = None
+        self._searcher: Searcher | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> "Corpus":
@@ -121,8 +121,10 @@ class Corpus:
         if self._infos is None:
             cols = [self._docs.column(c).to_pylist() for c in store.DOCUMENTS_SCHEMA.names[:-1]]
             self._infos = tuple(
-                DocInfo(*row, dict(meta), *normalise(meta))
-                for row, meta in zip(zip(*cols, strict=True), self.metadata, strict=True)
+                DocInfo(name, pages, chars, tokens, source, dict(meta), *normalise(meta))
+                for (name, pages, chars, tokens, source), meta in zip(
+                    zip(*cols, strict=True), self.metadata, strict=True
+                )
             )
         return list(self._infos)
 

@@ -22,6 +22,7 @@ offset of the rendered string maps to exactly one (document, page) by binary sea
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 
 def file_header(name: str, num_pages: int) -> str:
@@ -52,12 +53,12 @@ def render_documents(names: Sequence[str], page_counts: Sequence[int], texts: Se
 
 
 def page_starts(
-    names: Sequence[str], page_counts: Sequence[int], chars: Sequence[int]
+    names: Sequence[str], page_counts: npt.ArrayLike, page_chars: npt.ArrayLike
 ) -> tuple[np.ndarray, int]:
     """Start offset of every page's block in the rendered string, and the string's length
     (vectorised: one cumulative sum over per-page block lengths)."""
     counts = np.asarray(page_counts, dtype=np.int64)
-    chars = np.asarray(chars, dtype=np.int64)
+    chars = np.asarray(page_chars, dtype=np.int64)
     if len(counts) == 0:
         return np.zeros(0, dtype=np.int64), 0
     doc_of_page = np.repeat(np.arange(len(counts)), counts)

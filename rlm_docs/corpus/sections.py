@@ -146,7 +146,7 @@ def _scan(pages: list[str], markdown: bool) -> list[Heading]:
 def find_headings(pages: list[str]) -> list[Heading]:
     """Headings of a document given as page strings (markdown first, else plain-text cues)."""
     has_markdown = any(
-        _MD_HEADING.match(line) and _clean(_MD_HEADING.match(line).group(2))
+        (found := _MD_HEADING.match(line)) and _clean(found.group(2))
         for text in pages
         for line in text.splitlines()
     )

@@ -180,7 +180,7 @@ def _write_windows(
         if key not in windows:
             windows[key] = (bench.context(row, where), [])
         windows[key][1].append(record)
-    parts = []
+    parts: list[dict[str, Any]] = []
     for key, (doc, items) in windows.items():
         write_store(out / key / CORPUS_DIR, [doc], {"source": f"hf:{bench.questions_repo}"})
         lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items)

@@ -51,6 +51,7 @@ def question_record(row: dict[str, Any], where: str, number: int) -> dict[str, A
         raise DatasetError(f"{where}: field 'evidence_pages' must list page numbers")
     unanswerable = answer == UNANSWERABLE
     kept = [] if unanswerable else [p for p in pages if p >= 1]
+    variants: list[list[str]] | None
     if row.get("answer_format") == "List" and answer.startswith("["):
         variants = [[str(x) for x in _literal_list(answer, "answer", where)] or [answer]]
     else:

@@ -24,6 +24,8 @@ OCR_MODEL = "mistral-ocr-latest"
 ENV_KEY = "MISTRAL_API_KEY"
 ENV_BASE = "MISTRAL_BASE_URL"
 TIMEOUT_MS = 600_000
+# No HTTP response at all: the service is unreachable, not refusing.
+_UNREACHABLE: tuple[type[BaseException], ...] = (NoResponseError, OSError, *TRANSPORT_ERRORS)
 
 
 class OcrUnreachable(IngestError):
@@ -74,7 +76,7 @@ def ocr_pdf(path: Path, data: bytes, digest: str) -> dict:
     except MistralError as exc:
         detail = scrub(f"HTTP {exc.status_code}: {exc.body or exc}", key)[:300]
         raise IngestError(f"{path}: Mistral OCR failed: {detail}") from None
-    except (NoResponseError, OSError, *TRANSPORT_ERRORS) as exc:
+    except _UNREACHABLE as exc:
         where = _server_url() or DEFAULT_SERVER
         detail = scrub(str(exc), key) or type(exc).__name__
         raise OcrUnreachable(f"{path}: Mistral OCR unreachable at {where} ({detail})") from None

@@ -17,13 +17,14 @@ by building the range they span.
 
 import re
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from rlm_docs.corpus.document import Document
 from rlm_docs.errors import IngestError
 from rlm_docs.ingest.source import ReadResult, document_name, warn_empty_pages
 
 
-def is_ocr_response(data: object) -> bool:
+def is_ocr_response(data: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(data, dict) and isinstance(data.get("pages"), list)
 
 

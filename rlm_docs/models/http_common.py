@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlm_docs.errors import ConfigError
-from rlm_docs.models.base import Completion, Usage
+from rlm_docs.models.base import Completion, Usage, UsageSource
 from rlm_docs.models.endpoints import is_official, key_may_go, withheld_note
 from rlm_docs.models.errors import (
     AuthError,
@@ -62,7 +62,8 @@ def error_detail(body: Any) -> tuple[str, str | None]:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return (body.decode("utf-8", "replace") if isinstance(body, bytes) else body), None
     if isinstance(body, Mapping):
-        inner = body.get("error") if isinstance(body.get("error"), Mapping) else body
+        error = body.get("error")
+        inner = error if isinstance(error, Mapping) else body
         message = inner.get("message") or inner.get("detail") or json.dumps(body)
         code = inner.get("code")
         return str(message), None if code is None else str(code)
@@ -100,6 +101,7 @@ def build_completion(
     attempts: int,
 ) -> Completion:
     """A Completion with provider usage if present, else tiktoken counts, priced by the table."""
+    source: UsageSource
     if provider_usage is not None:
         usage, source = Usage(*provider_usage), "provider"
     else:

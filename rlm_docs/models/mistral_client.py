@@ -114,7 +114,8 @@ class MistralClient:
             details = (usage.model_extra or {}).get("prompt_tokens_details") or {}
             cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
             provider_usage = (usage.prompt_tokens or 0, usage.completion_tokens or 0, cached)
-        return _text(response.choices[0].message.content), provider_usage
+        message = response.choices[0].message
+        return _text(None if message is None else message.content), provider_usage
 
     def _from_raw(self, body: str) -> tuple[str, tuple[int, int, int] | None]:
         """Salvage a well-formed reply that only lacks fields the SDK insists on (usage)."""

@@ -82,11 +82,15 @@ class OpenAIClient:
 
     def _once(self, body: dict, timeout_s: float | None) -> Any:
         # never wait past the wall-time deadline
-        options = {} if timeout_s is None else {"timeout": min(timeout_s, self.timeout_s)}
+        options: openai.RequestOptions = {}
+        if timeout_s is not None:
+            options["timeout"] = min(timeout_s, self.timeout_s)
         with self._pool.lease() as sdk:
             return self._post(sdk, body, options)
 
-    def _post(self, sdk: openai.OpenAI, body: dict, options: dict) -> Any:
+    def _post(
+        self, sdk: openai.OpenAI, body: dict[str, Any], options: openai.RequestOptions
+    ) -> Any:
         try:
             # The SDK's `chat.completions.create` first walks every message through its
             # TypedDict transform, ~5 ms of CPU per call on an RLM's long prompts: with dozens

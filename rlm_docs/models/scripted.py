@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import ConfigError, ModelError
-from rlm_docs.models.base import Completion, Usage
+from rlm_docs.models.base import Completion, Usage, UsageSource
 from rlm_docs.models.prices import PricesArg, load_prices
 from rlm_docs.tokens import clip_tokens, count_message_tokens
 
@@ -98,6 +98,7 @@ class ScriptedClient:
         text = str(reply.get("text", "")) if isinstance(reply, dict) else str(reply)
         text, output_tokens = clip_tokens(text, max_tokens)
         given = reply.get("usage") if isinstance(reply, dict) else None
+        source: UsageSource
         if given:
             usage = Usage(
                 int(given.get("input_tokens", 0)),

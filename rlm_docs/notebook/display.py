@@ -330,7 +330,11 @@ def register(shell: Any = None) -> None:
         Ledger: ledger_html,
         CellOutcome: cell_html,
     }
-    text = {Hit: hit_text, Prediction: prediction_text, CellOutcome: cell_text}
+    text: dict[type, Callable[[Any], str]] = {
+        Hit: hit_text,
+        Prediction: prediction_text,
+        CellOutcome: cell_text,
+    }
     for cls, view in text.items():
         pretty.for_type(cls, _pretty(view))
     shell = shell if shell is not None else get_ipython()

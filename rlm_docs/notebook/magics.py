@@ -23,7 +23,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from rlm_docs.errors import RlmDocsError
+from rlm_docs.errors import RlmDocsError, user_errors
 from rlm_docs.governor import Budget
 from rlm_docs.notebook.display import register, show
 from rlm_docs.notebook.session import Session
@@ -64,6 +64,12 @@ class RlmMagics(Magics):
     def current(self) -> Session:
         return self.session if self.session is not None else self.open()
 
+    def _user_ns(self) -> dict[str, Any]:
+        """The notebook's namespace (magics run only inside a shell)."""
+        assert self.shell is not None
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
+
     @magic_arguments()
     @argument("path", nargs="?", help="corpus store directory (default: the demo corpus)")
     @argument("--model", help="model for llm_query in %%rlm cells and for %rlm_ask")
@@ -90,9 +96,9 @@ class RlmMagics(Magics):
         session = self.current()
         try:
             result = session.run(cell)
-        except RlmDocsError as exc:
+        except user_errors() as exc:  # the sandbox did not start (bad store, too little memory)
             raise UsageError(str(exc)) from None
-        self.shell.user_ns["_rlm"] = result
+        self._user_ns()["_rlm"] = result
         if result.stdout:
             sys.stdout.write(result.stdout)
         if result.error:
@@ -101,7 +107,7 @@ class RlmMagics(Magics):
             sys.stderr.write("[the sandbox worker was restarted: its variables are gone]\n")
         for name in args.out:
             try:
-                self.shell.user_ns[name] = session.get(name)
+                self._user_ns()[name] = session.get(name)
             except KeyError:
                 raise UsageError(f"%%rlm -o {name}: no such variable in the sandbox") from None
 
@@ -133,8 +139,8 @@ class RlmMagics(Magics):
             prediction = session.ask(" ".join(args.question), model=args.model, budget=budget)
         except RlmDocsError as exc:
             raise UsageError(str(exc)) from None
-        self.shell.user_ns["_rlm_prediction"] = prediction
-        self.shell.user_ns["_rlm_trajectory"] = session.last_trajectory
+        self._user_ns()["_rlm_prediction"] = prediction
+        self._user_ns()["_rlm_trajectory"] = session.last_trajectory
         display(show(prediction, corpus=session.corpus))
 
 

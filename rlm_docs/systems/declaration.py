@@ -153,8 +153,9 @@ def check(decl: Declaration) -> None:
         fail("needs a summary (what it does, for the docs' table)")
     if not callable(decl.factory):
         fail("factory must be callable (SystemConfig -> System)")
-    if getattr(decl.factory, "name", decl.name) != decl.name:
-        fail(f"factory's name {decl.factory.name!r} differs (its trajectories would say so)")
+    factory_name = getattr(decl.factory, "name", decl.name)
+    if factory_name != decl.name:
+        fail(f"factory's name {factory_name!r} differs (its trajectories would say so)")
     if not (isinstance(decl.options, type) and dataclasses.is_dataclass(decl.options)):
         fail("options must be a dataclass type")
     for f in dataclasses.fields(decl.options):
