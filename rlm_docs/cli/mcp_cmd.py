@@ -101,9 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
     sock = bind_socket(args.host, args.port)
     host, port = sock.getsockname()[:2]
-    app = server.streamable_http_app(host=args.host)
-    if api_key is not None:
-        app = BearerAuth(app, api_key)
+    mcp_app = server.streamable_http_app(host=args.host)
+    app = mcp_app if api_key is None else BearerAuth(mcp_app, api_key)
     print(f"rlm-docs mcp: streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
     uvicorn.Server(server_config(app, args, log_level="warning")).run(sockets=[sock])
     return 0
