@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,12 @@ FIXTURE = ROOT / "tests" / "fixtures" / "bench" / "trec_small.jsonl"
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """site-packages-like directory holding a copy of the package, prompts and corpus bundled."""
+    """site-packages-like directory holding a copy of the wheel's packages (`rlm_docs` and
+    `sandbox`), prompts and corpus bundled."""
     site = tmp_path_factory.mktemp("site-packages")
-    shutil.copytree(ROOT / "rlm_docs", site / "rlm_docs", ignore=shutil.ignore_patterns("__py*"))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    for package in project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]:
+        shutil.copytree(ROOT / package, site / package, ignore=shutil.ignore_patterns("__py*"))
     for name in ("prompts", "corpus"):
         shutil.copytree(ROOT / name, site / "rlm_docs" / "_bundled" / name)
     return site

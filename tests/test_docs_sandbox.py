@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "sandbox.md"
 _SNIPPET = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _MODULE = re.compile(r"# (\w+\.py)\n")
+# Appended to each snippet: the sandbox ran without importing rlm_docs into the host.
+_NO_RLM_DOCS = "\nimport sys\nassert not [m for m in sys.modules if m.startswith('rlm_docs')]\n"
 
 
 def test_the_standalone_example_runs(tmp_path: Path) -> None:
@@ -22,7 +24,7 @@ def test_the_standalone_example_runs(tmp_path: Path) -> None:
         if named := _MODULE.match(code):
             (tmp_path / named.group(1)).write_text(code, encoding="utf-8")
         done = subprocess.run(
-            [sys.executable, "-c", code],
+            [sys.executable, "-c", code + _NO_RLM_DOCS],
             cwd=tmp_path,
             env=env,
             capture_output=True,
