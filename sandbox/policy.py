@@ -22,7 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
-from RestrictedPython.transformer import RestrictingNodeTransformer
+from RestrictedPython.transformer import (
+    IOPERATOR_TO_STR,
+    RestrictingNodeTransformer,
+    copy_locations,
+)
 
 DISPLAY_HOOK = "_display_"
 
@@ -334,6 +338,62 @@ def make_builtins(
     return table
 
 
+_IMPURE = (
+    ast.Call,
+    ast.Await,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.NamedExpr,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+def _evaluates_plainly(node: ast.AST) -> bool:
+    """True if evaluating `node` twice has the same effect as once: names, constants,
+    attribute and item lookups, operators; no calls, walrus or comprehensions."""
+    return not any(isinstance(child, _IMPURE) for child in ast.walk(node))
+
+
+class _CellTransformer(RestrictingNodeTransformer):
+    """RestrictedPython's transformer, plus `x[k] += v` (counting into a dict is the commonest
+    thing a model writes): RestrictedPython refuses augmented assignment of items outright. It
+    is rewritten to `x[k] = _inplacevar_("+=", x[k], v)`, so the read, the write and the
+    operator all go through the same guards as the plain statements would. The container and
+    key are evaluated twice, so this is only done when that cannot differ from once (no calls);
+    otherwise the refusal says what to write instead."""
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        target = node.target
+        if not isinstance(target, ast.Subscript):
+            return super().visit_AugAssign(node)
+        if not (_evaluates_plainly(target.value) and _evaluates_plainly(target.slice)):
+            self.error(
+                node,
+                "Augmented assignment of an item whose container or key calls a function is "
+                "not allowed; assign the key to a variable first (k = f(); d[k] += 1).",
+            )
+            return node
+        load = ast.Subscript(target.value, target.slice, ast.Load())
+        store = ast.Subscript(target.value, target.slice, ast.Store())
+        copy_locations(load, target)
+        copy_locations(store, target)
+        load_call = self.visit(load)
+        store_target = self.visit(store)
+        value = self.visit(node.value)
+        operation = ast.Call(
+            func=ast.Name("_inplacevar_", ast.Load()),
+            args=[ast.Constant(IOPERATOR_TO_STR[type(node.op)]), load_call, value],
+            keywords=[],
+        )
+        new_node = ast.Assign(targets=[store_target], value=operation)
+        copy_locations(new_node, node)
+        return new_node
+
+
 class RestrictedSyntaxError(SyntaxError):
     """Code that is valid Python but refused by the restricted policy."""
 
@@ -346,7 +406,7 @@ def compile_cell(source: str, filename: str) -> types.CodeType:
     """
     tree = ast.parse(source, filename, "exec")
     errors: list[str] = []
-    RestrictingNodeTransformer(errors, [], {}).visit(tree)
+    _CellTransformer(errors, [], {}).visit(tree)
     if errors:
         raise RestrictedSyntaxError("; ".join(errors))
     if tree.body and isinstance(tree.body[-1], ast.Expr):

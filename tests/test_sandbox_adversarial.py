@@ -111,6 +111,11 @@ ATTACKS = [
     ("host_function_func", "service_lookup.func", GUARD),
     ("host_function_closure", "service_lookup.__closure__", REFUSED),
     ("host_function_wrapped", "getattr(llm_query, '__wrapped__')", GUARD),
+    # augmented item assignment goes through the same guards as a plain one
+    ("augassign_module_attr", "import re\nre.compile += 1", REFUSED),
+    ("augassign_builtin_str", "s = 'ab'\ns[0] += 'x'", "TypeError"),
+    ("augassign_private_key", "d = {}\nd.__class__ += 1", REFUSED),
+    ("augassign_call_in_key", "d = {'a': 1}\nd[str('a')] += 1", REFUSED),
 ]
 
 
@@ -151,6 +156,20 @@ def test_attack_is_blocked(sb, sentinel, monkeypatch, code, fragment):
     assert HOST_STATE == {"value": "untouched"}
     assert os.environ["RLM_SANDBOX_SENTINEL"] == "host-env"
     assert sentinel.read_text() == "host file"
+
+
+def test_augmented_item_assignment_counts_and_guards(sb):
+    """`d[k] += 1` works on the containers a cell may write, evaluating container and key once
+    in effect, and an in-place operator keeps aliasing (a list extended, not replaced)."""
+    code = (
+        "c = {}\nfor w in ['a', 'b', 'a']:\n    c[w] = c.get(w, 0)\n    c[w] += 1\n"
+        "grid = [[0, 0], [0, 0]]\ngrid[1][0] -= 3\n"
+        "xs = [1]\nbox = {'k': xs}\nbox['k'] += [2]\n"
+        "print(c, grid, xs, box['k'] is xs)"
+    )
+    assert sb.run(code).stdout == "{'a': 2, 'b': 1} [[0, 0], [-3, 0]] [1, 2] True\n"
+    frozen = sb.run("t = (1, 2)\nt[0] += 1")
+    assert frozen.error is not None and "TypeError" in frozen.error
 
 
 def test_host_functions_expose_nothing(sb):
