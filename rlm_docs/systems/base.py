@@ -114,7 +114,7 @@ def answer_call(
         prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
         trajectory.close(record)
         return None
-    reply = read_reply(completion.text, allow_search=False)
+    reply = read_reply(completion.text, allow_tools=False)
     record.response = completion.text
     record.usage = turn_usage(completion)
     record.final_answer = answer_text(reply.answer.values)

@@ -1,28 +1,25 @@
 """`bm25-agent`: MADQA's BM25 agent baseline (App. G.1), text-only.
 
 The model may search (`SEARCH: query` → the top-k pages' text, k = 5) for at most T = 10 turns;
-the last turn must answer. Every turn is one root step and one root call through the governor,
-so its effort fields mean the same as the RLM's. When a budget refuses a turn, one final
-answering turn is still tried, as the engine does; the governor checks it like any call, so a
-dollar, token or wall limit can refuse it too. Stop reason `forced` when it answers, `budget`
-only when even that turn is refused (no answer).
+the last turn must answer. The turns, budgets and stop reasons are those of the shared tool
+loop (`rlm_docs.systems.tool_loop`).
 """
 
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from rlm_docs.engine.citation_check import validate
-from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
-from rlm_docs.governor import Budget, BudgetExceeded, Governor
+from rlm_docs.engine.records import Iteration
+from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
 from rlm_docs.offline.baselines import bm25_agent_reply
 from rlm_docs.questions import Question
-from rlm_docs.systems.base import SystemConfig, finish, new_trajectory, turn_usage
+from rlm_docs.systems.base import SystemConfig, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
 from rlm_docs.systems.registry import register
-from rlm_docs.systems.replies import Reply, answer_format, page_block, read_reply
+from rlm_docs.systems.replies import answer_format, page_block
+from rlm_docs.systems.tool_loop import finish_agent, run_turns
 from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more searches. Reply now with only the JSON answer."
@@ -65,8 +62,14 @@ class Bm25Agent:
         text = head + ("\n\n".join(blocks) if blocks else "No matching pages.")
         return text, [{"file": h.document, "page": h.page} for h in hits]
 
+    def _tool_search(self, query: str, record: Iteration) -> str:
+        text, pages = self._search(query)
+        record.extra["search"] = {"query": query, "results": pages}
+        return text
+
     def answer(self, question: Question, governor: Governor) -> Prediction:
-        """Search/answer loop; the trajectory records every turn and search."""
+        """Search/answer loop (`rlm_docs.systems.tool_loop`); the trajectory records every
+        turn and search."""
         start = time.perf_counter()
         system = render(
             "bm25_agent",
@@ -81,68 +84,11 @@ class Bm25Agent:
         trajectory = new_trajectory(
             self.config, self.name, question, max_iterations=self.max_iterations
         )
-        reply: Reply | None = None
-        stop_reason, error, sent = "forced", None, 0
-        axis: str | None = None  # the limit that forced the last turn (`Prediction.stop_axis`)
-        for turn in range(1, self.max_iterations + 1):
-            last = turn == self.max_iterations
-            if last:
-                messages.append({"role": "user", "content": LAST_TURN})
-            record = trajectory.iteration(messages[sent:])
-            sent = len(messages)
-            try:
-                try:
-                    governor.step()
-                    completion = governor.call(self.client, list(messages), role="root")
-                except BudgetExceeded as exc:
-                    last, stop_reason, axis = True, "budget", exc.axis
-                    messages.append({"role": "user", "content": f"{exc}. {LAST_TURN}"})
-                    record.prompt, record.forced = messages[sent - 1 :], True
-                    sent = len(messages)
-                    completion = governor.call(self.client, list(messages), role="root")
-            except BudgetExceeded:  # even the final answering turn is refused
-                trajectory.close(record)
-                break
-            except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
-                error, stop_reason = f"{type(exc).__name__}: {exc}", "error"
-                trajectory.close(record)
-                break
-            messages.append({"role": "assistant", "content": completion.text})
-            sent = len(messages)
-            reply = read_reply(completion.text, allow_search=not last)
-            record.response = completion.text
-            record.usage = turn_usage(completion)
-            if reply.query is None:
-                record.final_answer = answer_text(reply.answer.values)
-                trajectory.close(record)
-                stop_reason = "forced" if last else "final"
-                if last and axis is None:  # the agent's own turn limit T is a step limit
-                    axis = "steps"
-                break
-            text, pages = self._search(reply.query)
-            record.extra["search"] = {"query": reply.query, "results": pages}
-            messages.append({"role": "user", "content": text})
-            trajectory.close(record)
-        final = reply if reply is not None and reply.query is None else Reply()
-        citations, _ = validate(self.corpus, final.answer.citations)
-        return finish(
-            self.config,
-            trajectory,
-            governor,
-            Prediction(
-                question=question.question,
-                question_id=question.id,
-                answer=final.answer.values,
-                explanation=final.answer.explanation,
-                caveat=final.answer.caveat,
-                citations=citations,
-                stop_reason=stop_reason,
-                stop_axis=axis,
-                raw_answer=messages[-1]["content"] if messages[-1]["role"] == "assistant" else "",
-                error=error,
-            ),
-            start,
+        tools = {"SEARCH": self._tool_search}
+        out = run_turns(
+            self.client, governor, trajectory, messages, tools, self.max_iterations, LAST_TURN
         )
+        return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 
 
 def _calls(budget: Budget, options: Bm25Options) -> Bound:

@@ -1,4 +1,5 @@
-"""Reading a baseline model's reply: a `SEARCH: query` request or a final JSON answer.
+"""Reading a baseline model's reply: a tool request (`SEARCH: query`, or whichever tool names
+the agent offers, one `NAME: arguments` line) or a final JSON answer.
 
 The final answer is the answer record as JSON, `{"values": [...], "explanation": "...",
 "caveat": "...", "citations": [{"file", "page"}]}` (MADQA's structured output, `{"answer": [...],
@@ -14,27 +15,32 @@ from rlm_docs.answer_record import Answer
 from rlm_docs.templates import render
 
 # Linear on any reply: anchored at a line start, no quantifier may cross a line.
-_SEARCH = re.compile(r"^[ \t]*SEARCH:[ \t]*(\S.*)$", re.MULTILINE)
+_TOOL = re.compile(r"^[ \t]*([A-Z][A-Z_]{0,30}):[ \t]*(\S.*)$", re.MULTILINE)
+SEARCH = ("SEARCH",)
 
 
 @dataclass(frozen=True)
 class Reply:
-    """`query` is set for a search request; otherwise `answer` (with its citations) is final."""
+    """`query` is set for a tool request (the arguments of tool `tool`); otherwise `answer`
+    (with its citations) is final."""
 
     query: str | None = None
+    tool: str | None = None
     answer: Answer = field(default_factory=Answer)
     structured: bool = False
 
 
-def read_reply(text: str, allow_search: bool = True) -> Reply:
-    """Classify and parse one reply (on a forced last turn, a search request is ignored)."""
+def read_reply(text: str, tools: tuple[str, ...] = SEARCH, allow_tools: bool = True) -> Reply:
+    """Classify and parse one reply: its last request of one of `tools`, else its answer (on a
+    forced last turn, `allow_tools=False`, a request is ignored and its line dropped)."""
     parsed = parse_answer(text)
     if parsed is not None:
         return Reply(answer=parsed, structured=True)
-    search = _SEARCH.findall(text)
-    if search and allow_search:
-        return Reply(query=search[-1].strip().strip("\"'"))
-    free = _SEARCH.sub("", text)
+    requests = [(name, args) for name, args in _TOOL.findall(text) if name in tools]
+    if requests and allow_tools:
+        name, args = requests[-1]
+        return Reply(query=args.strip().strip("\"'"), tool=name)
+    free = _TOOL.sub(lambda m: "" if m.group(1) in tools else m.group(0), text)
     return Reply(answer=heuristic_answer(free))
 
 

@@ -72,7 +72,7 @@ class StaticRag:
             prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
             trajectory.close(record)
             return finish(self.config, trajectory, governor, prediction, start)
-        reply = read_reply(completion.text, allow_search=False)
+        reply = read_reply(completion.text, allow_tools=False)
         record.response = completion.text
         record.final_answer = answer_text(reply.answer.values)
         trajectory.close(record)
