@@ -51,6 +51,8 @@ Fields (`FIELDS`), all counted over the root run and every child run:
     reduce call.
   - `recursive`: a child RLM run.
   - `whole-context`: the `long-context` baseline (the corpus, or its prefix, in one call).
+  - a fixed program's own tags, which its turns record and its declaration lists
+    (`Reading.tags`: `deepread`'s `locate-then-read`, `sleuth`'s `screened-pages`, ...).
   A call is "in the code" when it is written there (`search(...)` or `corpus.search(...)`),
   whether or not that line ran.
 """
@@ -428,8 +430,9 @@ class _Walk:
             first = reading.search_first == "any-turn" or (n == 0 and reading.search_first)
             if found and first:
                 self.tags.add("search-first")
-            for doc, page in _pairs(found):
+            for doc, page in [*_pairs(found), *_pairs(it.extra.get("read"))]:
                 self.looked.page(doc, page, read=True)
+            self.tags.update(t for t in it.extra.get("tags") or () if t in reading.tags)
             kept = (it.extra.get("context") or {}).get("pages_kept")
             if reading.whole_context and isinstance(kept, int):
                 self.tags.add("whole-context")
@@ -462,7 +465,7 @@ class _Walk:
             tags.add("context-slicing")
         if self.child_runs:
             tags.add("recursive")
-        return [t for t in STRATEGIES if t in tags]
+        return [t for t in STRATEGIES if t in tags] + sorted(tags.difference(STRATEGIES))
 
 
 def _reading(system: str | None) -> Reading:

@@ -95,12 +95,15 @@ class Reading:
     the tags are these: `search_first` "first-turn" (a search in the first turn), "any-turn"
     or None (it never searches);
     `whole_context` (the turn put the corpus's first `pages_kept` pages in one prompt);
-    `reduce_after_map` (an answering turn after a chunked map is a reduce)."""
+    `reduce_after_map` (an answering turn after a chunked map is a reduce); `tags`: the
+    system's own strategy tags, recorded by a turn in its `extra["tags"]` (a tag not declared
+    here is not reported). A turn's `extra["read"]` (`[[doc, page], ...]`) is looked at too."""
 
     cells: bool = False
     search_first: str | None = "first-turn"
     whole_context: bool = False
     reduce_after_map: bool = False
+    tags: tuple[str, ...] = ()
 
 
 CELLS = Reading(cells=True)
@@ -174,6 +177,8 @@ def check(decl: Declaration) -> None:
         fail("needs a Reading (how the decomposition record reads its trajectory)")
     if decl.reading.search_first not in ("first-turn", "any-turn", None):
         fail("reading.search_first is 'first-turn', 'any-turn' or None")
+    if not all(isinstance(t, str) and t for t in decl.reading.tags):
+        fail("reading.tags are non-empty strings")
     if not decl.offline:
         fail("needs an offline policy (marker name -> reply, or the policy that answers it)")
     if not isinstance(decl.offline, str) and not all(callable(v) for v in decl.offline.values()):

@@ -27,6 +27,7 @@ def _reading(decl: Declaration) -> str:
     tags = ["search-first" + (" (any turn)" if r.search_first == "any-turn" else "")]
     tags = tags if r.search_first else []
     tags += ["whole-context"] * r.whole_context + ["map-reduce"] * r.reduce_after_map
+    tags += list(r.tags)
     return "fixed turns; tags: " + ", ".join(tags)
 
 
