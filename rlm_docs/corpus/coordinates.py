@@ -14,6 +14,7 @@ a hit can be widened by a scanning window that never leaves its section (`window
 section is read by a half-open paragraph range (`read`). Outlines are cached per document.
 """
 
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -206,3 +207,42 @@ class ParagraphIndex:
             for r in order.tolist()
             for doc, sid, i, p in [self.where[r]]
         ]
+
+
+@dataclass(frozen=True)
+class Match:
+    """A paragraph holding at least one keyword: its coordinates, how many distinct keywords
+    it holds, and where the first one starts in its text."""
+
+    doc: str
+    section: str
+    paragraph: int
+    page: int
+    text: str
+    keywords: int
+    at: int
+
+
+def full_text(corpus: Any, docs: list[str], keywords: list[str]) -> list[Match]:
+    """Every paragraph of `docs` holding one of `keywords` (words or phrases, whole words,
+    case-insensitive), those holding more distinct keywords first, then in document order."""
+    wanted = [" ".join(k.split()) for k in keywords if k.strip()]
+    patterns = [re.compile(rf"(?<!\w){re.escape(k)}(?!\w)", re.IGNORECASE) for k in wanted]
+    found: list[Match] = []
+    for doc in docs:
+        name = resolve(corpus, doc)
+        for s in sections(corpus, name):
+            for i, p in enumerate(s.paragraphs):
+                flat = " ".join(p.text.split())
+                starts = [m.start() for m in (pat.search(flat) for pat in patterns) if m]
+                if starts:
+                    found.append(Match(name, s.id, i, p.page, flat, len(starts), min(starts)))
+    order = sorted(range(len(found)), key=lambda n: (-found[n].keywords, n))
+    return [found[n] for n in order]
+
+
+def snippet_at(text: str, at: int, width: int) -> str:
+    """About `width` characters of `text` around offset `at`, with … where it was cut."""
+    start = max(0, min(at - width // 3, len(text) - width))
+    out = text[start : start + width]
+    return ("…" if start else "") + out + ("…" if start + width < len(text) else "")

@@ -37,7 +37,7 @@ from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
-from rlm_docs.systems.tool_loop import finish_agent, run_turns
+from rlm_docs.systems.tool_loop import finish_agent, run_turns, unique_pages
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_tokens
 
@@ -140,7 +140,7 @@ class DeepRead:
                  "score": hit.score, "window": [paras[0][0], paras[-1][0] + 1]}
             )  # fmt: skip
         record.extra["retrieve"] = {"query": query, "hits": shown}
-        record.extra["search"] = {"query": query, "results": _unique(pages)}
+        record.extra["search"] = {"query": query, "results": unique_pages(pages)}
         head = f"Retrieved {len(hits)} paragraphs for {query!r}:\n\n"
         return head + ("\n\n".join(blocks) if blocks else "No paragraph matches.")
 
@@ -165,7 +165,7 @@ class DeepRead:
         read = paras[: len(blocks)]
         record.extra["read_section"] = {"doc": name, "section": section.id, "start": start,
                                         "end": end, "read": len(read)}  # fmt: skip
-        record.extra["read"] = _unique([[name, p.page] for _, p in read])
+        record.extra["read"] = unique_pages([[name, p.page] for _, p in read])
         total = len(section.paragraphs)
         head = f"Section {section.id} ({section.title}) of {name}: {total} paragraphs; "
         if not read:
@@ -228,14 +228,6 @@ class DeepRead:
             LAST_TURN,
         )
         return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
-
-
-def _unique(pairs: list[list[Any]]) -> list[list[Any]]:
-    out: list[list[Any]] = []
-    for pair in pairs:
-        if pair not in out:
-            out.append(pair)
-    return out
 
 
 def _calls(budget: Budget, options: DeepReadOptions) -> Bound:

@@ -130,3 +130,12 @@ def finish_agent(
         error=out.error,
     )
     return finish(config, trajectory, governor, prediction, start)
+
+
+def unique_pages(pairs: list[list[Any]]) -> list[list[Any]]:
+    """`[[doc, page], ...]` without repeats, in order (what a tool result showed)."""
+    out: list[list[Any]] = []
+    for pair in pairs:
+        if pair not in out:
+            out.append(pair)
+    return out
