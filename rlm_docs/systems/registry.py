@@ -21,6 +21,7 @@ BUILT_IN = (
     "rlm_docs.systems.map_reduce",
     "rlm_docs.systems.deepread",
     "rlm_docs.systems.docdancer",
+    "rlm_docs.systems.sleuth",
     "rlm_docs.systems.rlms_system",
     "rlm_docs.systems.agent_system",
 )
