@@ -65,7 +65,7 @@ def decide_reply(messages: list[dict]) -> str:
     coverage, line, cite = _best_reading(question, prompt, prefer_amounts=True)
     source = "text"
     if cite is None:  # clues only: the clue holding most question terms
-        best = (0.0, "", None)
+        best: tuple[float, str, dict | None] = (0.0, "", None)
         for m in _CLUE_PAGE.finditer(prompt):
             end = prompt.find("\n\n", m.end())
             for content in _CLUE.findall(prompt[m.end() : end if end >= 0 else len(prompt)]):

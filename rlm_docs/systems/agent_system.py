@@ -33,7 +33,7 @@ from rlm_docs.engine import Prediction
 from rlm_docs.engine.records import Iteration, Metadata, Trajectory, TurnUsage
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, Governor
-from rlm_docs.models import Completion, make_client
+from rlm_docs.models import Completion
 from rlm_docs.models.factory import SECRET_ENV
 from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
@@ -46,7 +46,7 @@ from rlm_docs.systems.declaration import (
     root_bound,
     sub_call_bound,
 )
-from rlm_docs.systems.proxied import extractor, finish
+from rlm_docs.systems.proxied import finish, setup
 from rlm_docs.systems.registry import register
 
 STDERR_CHARS = 2_000
@@ -80,12 +80,8 @@ class AgentSystem:
         except ValueError as exc:
             raise ConfigError(f"--agent-command {command!r}: {exc}") from None
         self.config = config
-        self.root = make_client(config.model, cache=config.cache)
-        self.sub = make_client(config.sub_model or config.model, cache=config.cache)
-        for client in (self.root, self.sub):
-            if client.backend == "human":
-                raise ConfigError(f"system agent: model {client.spec}: a person cannot be proxied")
-        self.extractor = extractor(config, self.root)
+        proxied = setup(config, "system agent: model {spec}: a person cannot be proxied")
+        self.root, self.sub, self.extractor = proxied.root, proxied.sub, proxied.extractor
 
     def _env(self, proxy: MeteringProxy, qid: str, question: Question) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}

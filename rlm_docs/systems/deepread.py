@@ -155,7 +155,8 @@ class DeepRead:
             paras = coordinates.read(self.corpus, name, section.id, start, end)
         except CorpusError as exc:
             return f"Error: {exc}"
-        blocks, used, stop = [], 0, end
+        blocks: list[str] = []
+        used, stop = 0, end
         for number, para in paras:
             if blocks and used + len(para.text) > self.options.max_read_chars:
                 stop = number

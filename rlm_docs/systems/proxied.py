@@ -3,6 +3,7 @@ their answer text goes through MADQA's extraction step, their effort comes from 
 governor, and their trajectory is written like every system's."""
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.engine import RLM, Prediction
@@ -11,8 +12,9 @@ from rlm_docs.engine.loop import Outcome
 from rlm_docs.engine.prediction import effort_from_totals
 from rlm_docs.engine.records import Result, Trajectory
 from rlm_docs.engine.trajectory import redact, trajectory_file, write_records
+from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Governor
-from rlm_docs.models import Client
+from rlm_docs.models import Client, make_client
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig
 
@@ -23,6 +25,28 @@ def budget_axis(exc: BaseException) -> str | None:
     if isinstance(body, dict) and body.get("code") == "budget_exceeded":
         return str(body.get("axis"))
     return None
+
+
+@dataclass(frozen=True)
+class Proxied:
+    """What a proxied system is built with: its root and sub clients (the proxy serves both)
+    and MADQA's extraction step."""
+
+    root: Client
+    sub: Client
+    extractor: RLM
+
+
+def setup(config: SystemConfig, refusal: str) -> Proxied:
+    """Clients for the model and sub-model and the extraction step. The proxy answers from a
+    server thread, where a person at the terminal (`human`) cannot: ConfigError `refusal`
+    (with `{spec}`, the model's spec)."""
+    root = make_client(config.model, cache=config.cache)
+    sub = make_client(config.sub_model or config.model, cache=config.cache)
+    for client in (root, sub):
+        if client.backend == "human":
+            raise ConfigError(refusal.format(spec=client.spec))
+    return Proxied(root, sub, extractor(config, root))
 
 
 def extractor(config: SystemConfig, client: Client) -> RLM:

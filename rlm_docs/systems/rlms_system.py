@@ -28,16 +28,14 @@ from typing import Any
 from rlm_docs.engine import Prediction
 from rlm_docs.engine.records import Trajectory, TurnUsage
 from rlm_docs.engine.rlms_log import from_rlms
-from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, Governor
-from rlm_docs.models import make_client
 from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
 from rlm_docs.rlms import DEFAULT_ITERATIONS, ENVIRONMENT
 from rlm_docs.rlms import register as register_environment
 from rlm_docs.systems.base import SystemConfig
 from rlm_docs.systems.declaration import CELLS, Bound, Declaration, sub_call_bound
-from rlm_docs.systems.proxied import budget_axis, extractor, finish
+from rlm_docs.systems.proxied import budget_axis, finish, setup
 from rlm_docs.systems.registry import register
 
 
@@ -55,18 +53,15 @@ class RlmsSystem:
         DECLARATION.typed(config.options)
         register_environment()
         self.config = config
-        self.root = make_client(config.model, cache=config.cache)
-        self.sub = make_client(config.sub_model or config.model, cache=config.cache)
-        for client in (self.root, self.sub):
-            if client.backend == "human":  # the proxy answers from a server thread
-                raise ConfigError(
-                    f"system rlms: model {client.spec}: a person at the terminal cannot take "
-                    "rlms' seat; use --system rlm for that"
-                )
+        proxied = setup(
+            config,
+            "system rlms: model {spec}: a person at the terminal cannot take rlms' seat; use "
+            "--system rlm for that",
+        )
+        self.root, self.sub, self.extractor = proxied.root, proxied.sub, proxied.extractor
         self.corpus = config.corpus
         self.context = self.corpus.render()
         self.iterations = config.budget.max_steps or DEFAULT_ITERATIONS
-        self.extractor = extractor(config, self.root)
 
     def _rlm(self, proxy: MeteringProxy, qid: str, logger: Any) -> Any:
         from rlm import RLM as ReferenceRLM
