@@ -3,8 +3,7 @@ the half-open ReadSection, a budget stop, the turn limit and the decomposition r
 
 import json
 
-from rlm_docs.corpus import Corpus
-from rlm_docs.corpus import coordinates
+from rlm_docs.corpus import Corpus, coordinates
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.eval.decomposition import decompose
 from rlm_docs.governor import Budget, Governor, Ledger
