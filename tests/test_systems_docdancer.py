@@ -20,7 +20,9 @@ OTHER = ["Globex sells appliances.", "Globex revenue fell."]
 CORPUS = Corpus.from_documents({"report": REPORT, "globex": OTHER})
 QUESTION = Question(id="q1", question="What was Acme revenue in 2022?", answer_variants=[["x"]])
 ANSWER = json.dumps({"values": ["$4.2 billion"], "citations": [{"file": "report", "page": 1}]})
-REPORT_REPLY = "Evidence in document: Revenue was $4.2 billion (report, page 1)\nSummary: $4.2 billion"
+REPORT_REPLY = (
+    "Evidence in document: Revenue was $4.2 billion (report, page 1)\nSummary: $4.2 billion"
+)
 
 
 def _system(tmp_path, root, sub=(), budget=None, **options):
