@@ -181,8 +181,8 @@ def load_runs(
     taken: set[tuple[str, tuple[str, int] | None]] = set()
     for path, manifest, rows, part in loaded:
         settings = _settings(manifest)
-        series = _system_label(manifest) + "".join(
-            f" · {key} {settings.get(key)}" for key in differing
+        series = _system_label(manifest) + "".join(  # a setting the run lacks is not shown
+            f" · {key} {settings[key]}" for key in differing if settings.get(key) is not None
         )
         if (series, part) in taken:
             series = f"{series} ({path.name})"
