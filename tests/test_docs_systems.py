@@ -20,7 +20,9 @@ def test_the_table_is_the_registrys():
     )
     assert found is not None
     assert found.group(1) == systems_table()
-    for name in ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce", "rlms", "agent"):
+    names = ("rlm", "bm25-agent", "static-rag", "long-context", "map-reduce", "deepread",
+             "docdancer", "sleuth", "rlms", "agent")  # fmt: skip
+    for name in names:
         assert f"| `{name}` |" in found.group(1)
 
 

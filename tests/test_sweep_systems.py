@@ -1,7 +1,8 @@
-"""The shipped sweep over every system that answers on its own (docs/sweep-systems.toml): all
-eight run offline on the demo questions and the report compares them, each with its own
-decomposition tags."""
+"""The shipped sweep over every system that answers on its own (docs/sweep-systems.toml), run
+as docs/systems.md shows it: all eight run offline on the demo questions and the report
+compares them, each with its own decomposition tags."""
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,12 @@ def test_the_spec_names_the_eight_systems(tmp_path):
 
 
 def test_every_system_runs_on_the_demo_questions_and_the_report_compares_them(env, capsys):
+    doc = (REPO / "docs" / "systems.md").read_text(encoding="utf-8")
+    (line,) = [x for x in doc.splitlines() if x.startswith("    rlm-docs sweep ")]
+    argv = shlex.split(line)[1:]
+    assert argv == ["sweep", "docs/sweep-systems.toml", "--out", "sweeps/systems"]
     out = env / "systems"
-    assert main(["sweep", str(SPEC), "--out", str(out), "--no-progress"]) == 0
+    assert main(["sweep", str(REPO / argv[1]), "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     for system in SYSTEMS:
         assert f"{system}: 8 questions (8 run now)" in printed
