@@ -145,3 +145,14 @@ def test_a_refused_decision_is_a_budget_stop(tmp_path):
     p = system.answer(QUESTION, gov)
     assert (p.stop_reason, p.stop_axis, p.answer) == ("budget", "steps", [])
     assert system.client.calls == []
+
+
+def test_a_refused_difficulty_call_decides_without_a_strategy(tmp_path):
+    labels = dict.fromkeys((1, 2, 3), "LABEL: CR\nREASON: figures")
+    budget = Budget(max_sub_calls=6)  # every page's two calls, not the assessment
+    system, gov, _ = _system(tmp_path, [_sub(labels)] * 6, [ANSWER], budget)
+    p = system.answer(QUESTION, gov)
+    assert (p.sub_calls, p.stop_reason, p.stop_axis) == (6, "forced", "sub_calls")
+    decision = system.client.calls[0][0]["content"]
+    assert "Strategy: (none: the budget refused the difficulty assessment)" in decision
+    assert "[FILE: acme | PAGE: 3]" in decision

@@ -201,8 +201,11 @@ class Sleuth:
         note = f"({dropped} page(s) judged irrelevant were dropped.)\n\n" if dropped else ""
         return note + "\n\n".join(blocks), False
 
-    def _strategy(self, question: str, pages: list[Page], host: HostFunctions) -> str | None:
-        """The difficulty-assessment call's strategy (None when the budget refused it)."""
+    def _strategy(
+        self, question: str, pages: list[Page], host: HostFunctions
+    ) -> tuple[str | None, str | None]:
+        """The difficulty-assessment call's strategy, or None and the axis of the budget that
+        refused it."""
         summary = "\n\n".join(
             f"[FILE: {p.file} | PAGE: {p.page}] label {p.label}: {p.reason}\n"
             + (_clue_text(p.clues) or "- no clue")
@@ -212,12 +215,12 @@ class Sleuth:
             reply = host.llm_query(
                 render("sleuth_difficulty", clues=summary or "(no page)", question=question)
             )
-        except BudgetExceeded:
-            return None
+        except BudgetExceeded as exc:
+            return None, exc.axis
         found = _STRATEGY.search(reply)
         level = _DIFFICULTY.search(reply)
         strategy = found.group(1).strip() if found else reply.strip()
-        return f"({level.group(1).lower()}) {strategy}" if level else strategy
+        return (f"({level.group(1).lower()}) {strategy}" if level else strategy), None
 
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """The pipeline; budget cuts decide from what was gathered (module docstring)."""
@@ -236,7 +239,7 @@ class Sleuth:
                 )
             )
             host.start_block()
-            strategy = self._strategy(question.question, pages, host)
+            strategy, refused = self._strategy(question.question, pages, host)
             record.code_blocks.append(
                 CodeBlock("# difficulty assessment", CellResult(sub_calls=host.calls))
             )
@@ -244,8 +247,7 @@ class Sleuth:
             prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
             trajectory.close(record)
             return finish(self.config, trajectory, governor, prediction, start)
-        if strategy is None:
-            cut = cut or "sub_calls"
+        cut = cut or refused
         context, clues_only = self._context(pages)
         record.extra["search"] = {
             "query": question.question,
