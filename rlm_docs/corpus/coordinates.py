@@ -11,7 +11,9 @@ document's first heading is section `s0`. Paragraphs are numbered from 0 within 
 Retrieval ranks paragraphs, not pages: BM25 (the page index's tokenizer and query cleaning,
 `rlm_docs.corpus.search`) over every paragraph of the documents given, with the hit's score;
 a hit can be widened by a scanning window that never leaves its section (`window`), and a
-section is read by a half-open paragraph range (`read`). Outlines are cached per document.
+section is read by a half-open paragraph range (`read`). `full_text` finds the paragraphs
+holding given words or phrases (full-text search, every hit counted). Outlines are cached per
+document.
 """
 
 import re
