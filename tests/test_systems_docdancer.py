@@ -88,10 +88,12 @@ def test_a_refused_reader_is_told_to_the_agent_and_a_step_budget_forces_the_answ
     assert (p.stop_reason, p.stop_axis, p.answer) == ("forced", "steps", ["$4.2 billion"])
 
 
-def test_bad_section_ids_are_errors_shown_to_the_agent(tmp_path):
-    root = ["READ: s2 | revenue", "READ: report#s9 | revenue", ANSWER]
+def test_bad_requests_are_errors_shown_to_the_agent(tmp_path):
+    many = " | ".join(f"w{i}" for i in range(21))
+    root = ["READ: s2 | revenue", "READ: report#s9 | revenue", f"SEARCH: {many}", ANSWER]
     system, gov, _ = _system(tmp_path, root)
     p = system.answer(QUESTION, gov)
     assert p.stop_reason == "final"
     assert "expected document#section" in system.client.calls[1][-1]["content"]
     assert "has no section 's9'" in system.client.calls[2][-1]["content"]
+    assert system.client.calls[3][-1]["content"].startswith("Error: SEARCH takes 1 to 20")

@@ -43,6 +43,9 @@ from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more tools. Reply now with only the JSON answer."
 SEARCH_THEN_READ = "search-then-read"
+# A request is model text: past these, keywords and section ids are refused, not looked for.
+MAX_KEYWORDS = 20
+MAX_SECTIONS = 20
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,8 @@ class DocDancer:
 
     def _search(self, docs: list[str], args: str, record: Iteration) -> str:
         words = keywords(args)
-        if not words:
-            return "Error: SEARCH takes keywords separated by |"
+        if not words or len(words) > MAX_KEYWORDS:
+            return f"Error: SEARCH takes 1 to {MAX_KEYWORDS} keywords separated by |"
         found = coordinates.full_text(self.corpus, docs, words)
         shown = found[: self.options.hits]
         lines = [f"{len(found)} hits for {' | '.join(words)}" + (
@@ -124,8 +127,8 @@ class DocDancer:
         refs, _, goal = args.partition("|")
         goal = goal.strip()
         ids = [r.strip() for r in refs.split(",") if r.strip()]
-        if not ids or not goal:
-            return "Error: READ takes <section id>, <section id>, ... | <goal>"
+        if not ids or not goal or len(ids) > MAX_SECTIONS:
+            return f"Error: READ takes 1 to {MAX_SECTIONS} <section id>s, then | <goal>"
         blocks, pages, used = [], [], 0
         try:
             for ref in ids:
