@@ -120,3 +120,12 @@ def test_the_round_limit_forces_the_answer(tmp_path):
     p = system.answer(QUESTION, gov)
     assert (p.stop_reason, p.stop_axis, p.steps, p.answer) == ("forced", "steps", 2, [])
     assert system.client.calls[1][-1]["content"] == LAST_TURN
+
+
+def test_a_long_read_is_cut_and_says_where_to_read_on(tmp_path):
+    replies = ["READ_SECTION: report | s3 | 0 | 9", ANSWER]
+    system, gov, _ = _system(tmp_path, replies, max_read_chars=40)
+    system.answer(QUESTION, gov)
+    read = system.client.calls[1][-1]["content"]
+    assert "paragraphs 0..1:" in read and "PARAGRAPH: 2 |" not in read
+    assert read.endswith("(cut at the length limit: read on from paragraph 2)")

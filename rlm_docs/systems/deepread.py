@@ -80,11 +80,17 @@ def parse_window(text: str) -> tuple[int, int]:
     return before, after
 
 
-def paragraph_block(doc: str, sid: str, number: int, para: Paragraph, head: str = "") -> str:
-    """One paragraph as shown to the model, labelled with its coordinates and page."""
+def paragraph_block(
+    doc: str, sid: str, number: int, para: Paragraph, max_chars: int, head: str = ""
+) -> str:
+    """One paragraph as shown to the model, labelled with its coordinates and page (a
+    paragraph longer than `max_chars`, a table page without blank lines, is cut)."""
+    text = para.text
+    if len(text) > max_chars:
+        text = text[:max_chars] + "\n[... paragraph truncated ...]"
     return (
         f"[FILE: {doc} | SECTION: {sid} | PARAGRAPH: {number} | PAGE: {para.page}{head}]\n"
-        f"{para.text}\n[END PARAGRAPH]"
+        f"{text}\n[END PARAGRAPH]"
     )
 
 
@@ -133,7 +139,9 @@ class DeepRead:
             sid, paras = coordinates.window(self.corpus, hit, self.before, self.after)
             for number, para in paras:
                 head = f" | SCORE: {hit.score}" if number == hit.paragraph else " | WINDOW"
-                blocks.append(paragraph_block(hit.doc, sid, number, para, head))
+                blocks.append(
+                    paragraph_block(hit.doc, sid, number, para, self.options.max_read_chars, head)
+                )
                 pages.append([hit.doc, para.page])
             shown.append(
                 {"doc": hit.doc, "section": sid, "paragraph": hit.paragraph, "page": hit.page,
@@ -161,7 +169,9 @@ class DeepRead:
             if blocks and used + len(para.text) > self.options.max_read_chars:
                 stop = number
                 break
-            blocks.append(paragraph_block(name, section.id, number, para))
+            blocks.append(
+                paragraph_block(name, section.id, number, para, self.options.max_read_chars)
+            )
             used += len(para.text)
         read = paras[: len(blocks)]
         record.extra["read_section"] = {"doc": name, "section": section.id, "start": start,
