@@ -128,6 +128,7 @@ def test_the_options_recorded_are_the_declared_ones(toy):
         ({"calls": None}, "needs a call bound"),
         ({"calls": lambda budget, options: 1}, "must return a Bound"),
         ({"reading": None}, "needs a Reading"),
+        ({"reading": Reading(tags=("",))}, "reading.tags are non-empty strings"),
         ({"offline": {}}, "needs an offline policy"),
         ({"summary": ""}, "needs a summary"),
         ({"prompts": ("no_such_template",)}, "no_such_template.txt not found"),
