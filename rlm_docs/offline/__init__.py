@@ -5,7 +5,8 @@ governor, trajectories) with no network; `make_client("offline")` wraps it as a 
 (`rlm_docs.models.offline`). `policy.reply(messages)` answers by role (`policy`): the root
 writes REPL code (`root`, `workloads`) whose body is the real modules of `repl`, shipped to the
 sandbox from their source (`ship`); sub-calls get the extractive reader (`reader`) or the TREC
-rules (`trec`); the baseline systems get `baselines`. Nothing in the policy is keyed to a data
+rules (`trec`); the baseline systems get `baselines`, and the document agents `deepread`,
+`docdancer` and `sleuth` (their declarations register these policies by role name). Nothing in the policy is keyed to a data
 set's questions; accuracy is whatever it honestly scores (weak on open-ended questions, which
 need judgement rather than extraction).
 
