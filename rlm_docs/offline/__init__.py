@@ -6,9 +6,9 @@ governor, trajectories) with no network; `make_client("offline")` wraps it as a 
 writes REPL code (`root`, `workloads`) whose body is the real modules of `repl`, shipped to the
 sandbox from their source (`ship`); sub-calls get the extractive reader (`reader`) or the TREC
 rules (`trec`); the baseline systems get `baselines`, and the document agents `deepread`,
-`docdancer` and `sleuth` (their declarations register these policies by role name). Nothing in the policy is keyed to a data
-set's questions; accuracy is whatever it honestly scores (weak on open-ended questions, which
-need judgement rather than extraction).
+`docdancer` and `sleuth` (their declarations register these policies by role name). Nothing in
+the policy is keyed to a data set's questions; accuracy is whatever it honestly scores (weak on
+open-ended questions, which need judgement rather than extraction).
 
 It imports only lower layers (answer parsing, the TREC labels, the corpus's name parsing; the
 corpus itself is reached through the sandbox helpers the REPL code is given), so models, engine
