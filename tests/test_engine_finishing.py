@@ -35,8 +35,9 @@ class Turns:
         self.iterations = trajectory.iterations
 
 
+# Prints 4.625 and answers 4.62: a value the answer does not hold, so it is confirmed.
 FINISH_PRINTING = repl(
-    "v = 4625 / 1000\nprint(f'revenue: {v:.2f} billion')\n"
+    "v = 4625 / 1000\nprint(f'revenue: {v} billion')\n"
     "answer['values'] = [f'${v:.2f} billion']\nanswer['ready'] = True"
 )
 
@@ -46,7 +47,7 @@ def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(s
     assert pred.answer == ["$4.62 billion"] and pred.stop_reason == "final"
     assert pred.steps == 2 and len(root.calls) == 2
     shown = root.calls[1][-1]["content"]
-    assert "revenue: 4.62 billion" in shown  # the output it never saw before
+    assert "revenue: 4.625 billion" in shown  # the output it never saw before
     assert 'answer["values"] = ["$4.62 billion"]' in shown and "reply without code" in shown
     assert "Continue with" not in shown  # no invitation that contradicts the question asked
     assert root.iterations[-1].confirmation is True
@@ -54,7 +55,10 @@ def test_a_finishing_cell_that_printed_gets_one_confirmation_turn_and_may_keep(s
 
 def test_an_answer_the_cell_printed_whole_is_not_quoted_again(store):
     long = "Revenue rose 12% to $4,625 million; the implications are higher margins. " * 3
-    cell = repl(f"answer['content'] = {long!r}\nprint(answer['content'])\nanswer['ready'] = True")
+    cell = repl(
+        f"answer['content'] = {long!r}\nprint(answer['content'])\nprint(len(answer['content']))\n"
+        "answer['ready'] = True"
+    )
     pred, root = run(store, [cell, "Looks right."])
     shown = root.calls[1][-1]["content"]
     assert shown.count(long.strip()) == 1 and "printed above" in shown
@@ -139,3 +143,84 @@ def test_final_with_the_record_as_json_and_a_refusal_with_a_caveat(store):
     record = pred.to_madqa()
     assert (record["answer"], record["explanation"]) == (["Not answerable"], "")
     assert record["caveat"] == "The filing gives no figure for 2019."
+
+
+# -- when the confirmation turn is skipped (`rlm_docs.engine.finishing`) ----------------------
+
+
+def test_output_holding_only_the_answer_and_the_models_labels_ends_the_run_at_once(store):
+    cell = repl(
+        "v = 4625 / 1000\nanswer['values'] = [f'${v:.2f} billion']\n"
+        "print('answer:', answer['values'])\nanswer['ready'] = True"
+    )
+    pred, root = run(store, [cell])
+    assert pred.answer == ["$4.62 billion"] and pred.stop_reason == "final"
+    assert pred.steps == 1 and len(root.calls) == 1
+    assert root.iterations[-1].confirmation is False and "warnings" not in pred.info
+
+
+def test_a_printed_value_that_differs_from_the_answer_is_confirmed(store):
+    pred, root = run(store, [FINISH_PRINTING, "Looks right."])
+    assert pred.steps == 2 and "4.625" in root.calls[1][-1]["content"]
+
+
+def test_printed_page_text_is_confirmed(store):
+    cell = repl(
+        "answer['values'] = ['$4,625 million']\nprint(page('acme_2020_10k', 2))\n"
+        "answer['ready'] = True"
+    )
+    pred, root = run(store, [cell, "Keep it."])
+    assert pred.steps == 2 and "Total revenue was" in root.calls[1][-1]["content"]
+
+
+CITE_UNREAD = repl(
+    "answer['values'] = ['$4,625 million']\ncite('acme_2020_10k', 2)\n"
+    "print(answer['values'])\nanswer['ready'] = True"
+)
+
+
+def test_a_warning_on_the_finishing_cell_is_confirmed_even_when_the_output_is_the_answer(store):
+    pred, root = run(store, [CITE_UNREAD, "Keep it."])
+    assert pred.steps == 2
+    shown = root.calls[1][-1]["content"]
+    assert "cited without reading it" in shown and "acme_2020_10k p.2" in shown
+    assert "warnings" not in pred.info  # the model saw it
+
+
+def test_a_warning_on_a_silent_finishing_cell_is_confirmed(store):
+    cell = repl(
+        "answer['values'] = ['$4,625 million']\ncite('acme_2020_10k', 2)\nanswer['ready'] = True"
+    )
+    pred, root = run(store, [cell, "Keep it."])
+    assert pred.steps == 2 and "cited without reading it" in root.calls[1][-1]["content"]
+
+
+def test_a_warning_no_turn_showed_is_kept_in_the_answer_record(store):
+    pred, _ = run(store, [CITE_UNREAD], confirm_final=False)
+    assert pred.steps == 1
+    [warning] = pred.info["warnings"]
+    assert warning.startswith("[note: cited without reading it") and "acme_2020_10k p.2" in warning
+    assert pred.to_madqa()["info"]["warnings"] == [warning]
+
+
+def test_a_warning_is_kept_when_no_step_is_left_to_confirm(store):
+    pred, root = run(store, [CITE_UNREAD], budget=Budget(max_steps=1))
+    assert len(root.calls) == 1 and "cited without reading it" in pred.info["warnings"][0]
+
+
+def test_a_warning_with_final_outside_code_is_kept(store):
+    reply = repl("cite('acme_2020_10k', 2)") + '\nFINAL({"answer": ["$4,625 million"]})'
+    pred, root = run(store, [reply])
+    assert len(root.calls) == 1 and "acme_2020_10k p.2" in pred.info["warnings"][0]
+
+
+def test_the_confirmation_turn_quotes_a_long_answer_whole(store):
+    long = "The total revenue line of the income statement, read on page 2. " * 60  # ~3,900
+    cell = repl(
+        f"answer['values'] = ['$4,625 million']\nanswer['explanation'] = {long!r}\n"
+        "print(page('acme_2020_10k', 2))\nanswer['ready'] = True"
+    )
+    pred, root = run(store, [cell, "Keep it."])
+    shown = root.calls[1][-1]["content"]
+    assert long.strip() in shown and "more characters truncated" not in shown
+    assert pred.explanation == long.strip()

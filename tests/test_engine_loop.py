@@ -129,7 +129,7 @@ def test_final_var_missing_variable_is_reported_and_run_continues(store, tmp_pat
 
 def test_answer_dict_ends_the_run_in_the_same_turn(store, tmp_path):
     code = (
-        "cite('acme_2020_10k', 3)\n"
+        "_ = page('acme_2020_10k', 3)\ncite('acme_2020_10k', 3)\n"  # read, so no warning
         'answer["content"] = {"answer": ["$1,020 million"], "citations": []}\n'
         'answer["ready"] = True'
     )

@@ -99,7 +99,7 @@ def test_the_wall_limit(store, tmp_path):
 
 
 def test_a_limit_that_cuts_the_confirmation_turn_keeps_the_answer_and_says_why(store, tmp_path):
-    finish = repl("print('checked')\nanswer['content'] = '$412 million'\nanswer['ready'] = True")
+    finish = repl("print(6 * 7)\nanswer['content'] = '$412 million'\nanswer['ready'] = True")
     pred, result = ask(store, tmp_path, [finish, EXTRACTED], Budget(max_steps=1))
     assert (pred.stop_reason, pred.stop_axis, pred.answer) == ("final", "steps", ["$412 million"])
     assert result.stop_axis == "steps"

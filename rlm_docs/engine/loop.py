@@ -4,12 +4,15 @@ Each turn: governor step -> root call -> the reply's code blocks run in order in
 the run ends if the `answer` dict is ready or a FINAL / FINAL_VAR marker is written outside code
 -> otherwise the truncated outputs go back with the turn counter and the governor's notice.
 
-Finishing by `answer["ready"] = True` follows three rules (the issue-13 protocol): a turn whose
-code raised an error never finishes (`ready` is reset and the model sees the error); a finishing
-turn whose code printed something gets one confirmation turn that shows that output and the
-answer, where the model may reply without code to keep it, change the answer's fields, write
-FINAL(...), or set `ready` back to False (with `confirm_final=False`, or when no step is left,
-the answer stands at once); a finishing turn that printed nothing ends the run as before.
+Finishing by `answer["ready"] = True` follows three rules: a turn whose code raised an error
+never finishes (`ready` is reset and the model sees the error); a finishing turn whose output
+shows something the model has not seen (a warning, or a printed word or number that is neither
+in its reply nor in the answer: `engine.finishing`) gets one confirmation turn that shows that
+output and the whole answer, where the model may reply without code to keep it, change the
+answer's fields, write FINAL(...), or set `ready` back to False (with `confirm_final=False`, or
+when no step is left, the answer stands at once); any other finishing turn ends the run at once.
+Warnings of the turn that ended a run which no turn showed the model are kept in
+`Outcome.warnings` (the prediction's `info["warnings"]`).
 FINAL / FINAL_VAR outside code always end the run at once.
 When steps or budget run out there is one forced final turn, checked by the governor like any
 call (so it can never spend past a dollar or token limit, nor start after the wall deadline);
@@ -42,7 +45,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.engine import prompts
+from rlm_docs.engine import finishing, prompts
+from rlm_docs.engine.feedback import render as render_feedback
+from rlm_docs.engine.feedback import warning as cell_warning
 from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.memory import Memory
 from rlm_docs.engine.parsing import find_code_blocks, find_final, prose
@@ -60,6 +65,7 @@ from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
 from rlm_docs.repl import CorpusSandbox
+from rlm_docs.templates import render
 from sandbox import Limits
 from sandbox.output import bounded
 from sandbox.values import capped
@@ -67,8 +73,6 @@ from sandbox.values import capped
 # The REPL's `answer` dict: the answer record's fields (`rlm_docs.answer_record`) and `ready`.
 EMPTY_ANSWER = {"values": [], "explanation": "", "caveat": "", "ready": False}
 FORCED_WALL_SHARE = 0.1  # of the top-level run's wall budget, kept for the forced turn
-# How much of the answer a confirmation turn quotes back.
-CONFIRM_CHARS = 2_000
 # Characters (and values) of a final answer the host takes from the sandbox (docs/limits.md).
 MAX_ANSWER_CHARS = 100_000
 
@@ -106,6 +110,9 @@ class Outcome:
     trajectory: TrajectoryWriter | None = None
     refusal: BudgetExceeded | None = None  # why the last call was refused, if one was
     anytime: list[dict[str, Any]] = field(default_factory=list)  # see `TurnLoop._anytime`
+    # The engine's warnings on the cells of the turn that ended the run, which no later turn
+    # showed the model (e.g. a page cited unread): kept with the answer (`info["warnings"]`).
+    warnings: list[str] = field(default_factory=list)
 
 
 def answer_text(value: Any) -> str:
@@ -264,30 +271,11 @@ class TurnLoop:
         memory's tools and its count of notes when a memory is on)."""
         first = prompts.turn(self.s.prompt, "first", question=self.question)
         if self.notes_before is not None and self._binds("notes"):  # madqa's names omit them
-            first += "\n\n" + prompts.render("memory_first", count=self.notes_before)
+            first += "\n\n" + render("memory_first", count=self.notes_before)
         return [{"role": "system", "content": self._system()}, {"role": "user", "content": first}]
 
-    def _feedback(self, blocks: list[tuple[str, Any, str]]) -> str:
-        if not blocks:
-            return (
-                "No code was run: write Python in ```repl``` blocks, or finish with "
-                "FINAL(answer) / FINAL_VAR(variable) on its own line outside code."
-            )
-        parts = []
-        for i, (code, r, note) in enumerate(blocks, 1):
-            out = (r.stdout or "") + note
-            if r.error:
-                out += ("\n" if out else "") + r.error
-            if r.restarted:
-                out += "\n[The REPL was restarted: variables from earlier turns are gone.]"
-            if self.s.prompt == "madqa":  # rlms' format: every block is echoed back
-                parts.append(
-                    f"Code executed:\n```python\n{code}\n```\n\nREPL output:\n{out or 'No output'}"
-                )
-            else:  # the model has its code in its own reply: show only what is new
-                label = f"Output of cell {i}:" if len(blocks) > 1 else "Output:"
-                parts.append(f"{label}\n{out or '(nothing printed)'}")
-        return bounded("\n\n".join(parts), self.s.max_output_chars)
+    def _feedback(self, blocks: list[CodeBlock]) -> str:
+        return render_feedback(self.s.prompt, blocks, self.s.max_output_chars)
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -313,10 +301,8 @@ class TurnLoop:
         self._log_marks[name] = len(log)
         return log[seen:] if len(log) >= seen else log
 
-    def _run_code(
-        self, sb: CorpusSandbox, reply: str, record: Iteration
-    ) -> list[tuple[str, Any, str]]:
-        """Run the reply's blocks: (code, result, engine note on the cell) for each."""
+    def _run_code(self, sb: CorpusSandbox, reply: str, record: Iteration) -> list[CodeBlock]:
+        """Run the reply's blocks, recording each (with the engine's warning on it, if any)."""
         ran = []
         for code in find_code_blocks(reply):
             self.host.start_block()
@@ -324,26 +310,28 @@ class TurnLoop:
             r = sb.run(code, deadline=self._work_deadline())
             if r.restarted:
                 self._prepare(sb)
+            extra: dict[str, Any] = {
+                "batches": self.host.block_batches,
+                "read": self._new_pages("read", sb.pages_read()),
+                "seen": self._new_pages("seen", sb.pages_seen()),
+            }
             note = self._unread_citations(sb, self.host.cited[cited:])
-            ran.append((code, r, note))
-            record.code_blocks.append(
-                CodeBlock(
-                    code,
-                    CellResult(
-                        stdout=r.stdout,
-                        stderr=r.error or "",
-                        execution_time=round(r.duration_s, 4),
-                        sub_calls=self.host.calls,
-                        sub_calls_omitted=self.host.omitted,
-                        restarted=r.restarted,
-                        extra={
-                            "batches": self.host.block_batches,
-                            "read": self._new_pages("read", sb.pages_read()),
-                            "seen": self._new_pages("seen", sb.pages_seen()),
-                        },
-                    ),
-                )
+            if note:
+                extra["warning"] = note
+            block = CodeBlock(
+                code,
+                CellResult(
+                    stdout=r.stdout or "",
+                    stderr=r.error or "",
+                    execution_time=round(r.duration_s, 4),
+                    sub_calls=self.host.calls,
+                    sub_calls_omitted=self.host.omitted,
+                    restarted=r.restarted,
+                    extra=extra,
+                ),
             )
+            record.code_blocks.append(block)
+            ran.append(block)
         return ran
 
     def _unread_citations(self, sb: CorpusSandbox, new: list[dict[str, Any]]) -> str:
@@ -418,7 +406,7 @@ class TurnLoop:
             'finish. Fix the error, then set answer["ready"] = True again.'
         )
 
-    def _call_root(self, messages: list[dict]) -> Completion:
+    def _call_root(self, messages: list[dict[str, Any]]) -> Completion:
         return self.gov.call(self.s.client, list(messages), role="root", depth=self.gov.depth)
 
     def execute(self) -> Outcome:
@@ -470,13 +458,14 @@ class TurnLoop:
         user = messages.pop()["content"]
         turn = 0
         feedback = ""
-        pending: list[Any] = []  # the answer awaiting confirmation, if any
+        pending: list[Any] = []  # the answer awaiting confirmation and its warnings, if any
         while True:
             if turn and not pending:
                 self._anytime(sb, messages, feedback, turn, outcome)
             axis = self._out_of_steps()
             if axis is not None and pending:  # no step left to confirm: the answer stands
                 outcome.value, outcome.stop_reason, outcome.stop_axis = pending[0], "final", axis
+                outcome.warnings = pending[1]
                 return
             if axis is not None:
                 self._forced(sb, messages, feedback, axis, outcome)
@@ -513,15 +502,16 @@ class TurnLoop:
                 record.confirmation = True
             pending.clear()
             done, value, problem, by_answer = self._final_value(sb, reply.text, confirming)
-            if done and by_answer and any(r.error for _, r, _ in ran):
+            if done and by_answer and any(b.result.stderr for b in ran):
                 done, problem = False, self._unready(sb, value)
-            elif done and by_answer and not confirming and self._should_confirm(ran):
+            elif done and by_answer and not confirming and self._should_confirm(ran, reply, value):
                 done, problem = False, self._confirm_text(value, self._feedback(ran))
-                pending.append(value)
+                pending.extend([value, self._warnings(ran)])
             if done:
                 record.final_answer = answer_text(value)
                 self._close(record)
                 outcome.value, outcome.stop_reason = value, "final"
+                outcome.warnings = self._warnings(ran)
                 return
             messages.append({"role": "assistant", "content": reply.text})
             feedback = self._feedback(ran) if ran or not problem else ""
@@ -530,15 +520,21 @@ class TurnLoop:
             record.notice = self.gov.notice()
             self._close(record)
 
-    def _should_confirm(self, ran: list[tuple[str, Any, str]]) -> bool:
-        """A finishing turn whose code printed something gets one look at that output."""
-        return self.s.confirm_final and any((r.stdout or "").strip() for _, r, _ in ran)
-
     @staticmethod
-    def _confirm_text(value: Any, shown: str) -> str:
-        """The confirmation question, quoting the answer's fields unless the output `shown`
-        with it already holds each whole: printed and then quoted, a long answer came twice in
-        one message."""
+    def _warnings(ran: list[CodeBlock]) -> list[str]:
+        """The engine's warnings on a turn's cells, for an answer whose turn no later one
+        showed the model."""
+        return [w for b in ran if (w := cell_warning(b).strip())]
+
+    def _should_confirm(self, ran: list[CodeBlock], reply: Completion, value: Any) -> bool:
+        """A finishing turn gets one look at its output when that output shows something the
+        model has not seen (`engine.finishing`)."""
+        return self.s.confirm_final and finishing.needs_confirmation(ran, reply.text, value)
+
+    def _confirm_text(self, value: Any, shown: str) -> str:
+        """The confirmation question, quoting each of the answer's fields whole (the message
+        bounded by the output cap) unless the output `shown` with it already holds it: printed
+        and then quoted, a long answer came twice in one message."""
         record = value if isinstance(value, dict) else {"values": value}
         lines = []
         for key in ("values", "explanation", "caveat", "content"):
@@ -548,9 +544,9 @@ class TurnLoop:
             if text in shown:
                 lines.append(f'answer["{key}"]: printed above (not repeated here)')
             else:
-                lines.append(f'answer["{key}"] = {_truncate(text, CONFIRM_CHARS)}')
+                lines.append(f'answer["{key}"] = {text}')
         content = "\n".join(lines) or 'answer["values"] = [] (no answer)'
-        return prompts.render("turn_confirm", content=content)
+        return bounded(render("turn_confirm", content=content), self.s.max_output_chars)
 
     def _spent(self) -> tuple[float, str | None]:
         """(share, axis): the largest share used of any limited axis, and which axis it is."""
@@ -562,7 +558,12 @@ class TurnLoop:
         return max(shares, default=(0.0, None))
 
     def _anytime(
-        self, sb: CorpusSandbox, messages: list[dict], feedback: str, turn: int, outcome: Outcome
+        self,
+        sb: CorpusSandbox,
+        messages: list[dict[str, Any]],
+        feedback: str,
+        turn: int,
+        outcome: Outcome,
     ) -> None:
         """Once a checkpoint share of the budget is spent (`anytime`), ask the model for its
         best answer so far in a side turn the conversation does not keep, recorded as its own
@@ -575,7 +576,7 @@ class TurnLoop:
         if not crossed:
             return
         self._checkpoints = [c for c in self._checkpoints if share < c]
-        text = prompts.render(
+        text = render(
             "turn_anytime", feedback=feedback, spent=f"{share:.0%}", question=self.question
         )
         asked = [*messages, {"role": "user", "content": text}]
@@ -613,15 +614,18 @@ class TurnLoop:
         )
 
     def _forced(
-        self, sb: CorpusSandbox, messages: list[dict], feedback: str, axis: str, outcome: Outcome
+        self,
+        sb: CorpusSandbox,
+        messages: list[dict[str, Any]],
+        feedback: str,
+        axis: str,
+        outcome: Outcome,
     ) -> None:
         """One last turn asking for FINAL(...) now; `budget` if even that call is refused.
         `axis` (the limit that ended the loop) is the run's `stop_axis` either way."""
         outcome.stop_axis = axis
         reason = f"The {axis.replace('_', ' ')} budget is exhausted."
-        text = prompts.render(
-            "turn_forced", feedback=feedback, reason=reason, question=self.question
-        )
+        text = render("turn_forced", feedback=feedback, reason=reason, question=self.question)
         messages.append({"role": "user", "content": text})
         record = self.traj.iteration(prompt=[messages[-1]])
         record.forced = True

@@ -100,7 +100,7 @@ def root_prompt(
     name: str,
     question: str,
     corpus: Any,
-    max_steps: int,
+    max_steps: int | str,
     max_output_chars: int = 20_000,
     *,
     sub_calls: bool = True,
@@ -140,7 +140,7 @@ def _root_template(name: str, sub_calls: bool) -> str:
 
 
 def context_prompt(
-    name: str, question: str, context: str, max_steps: int, max_output_chars: int = 20_000
+    name: str, question: str, context: str, max_steps: int | str, max_output_chars: int = 20_000
 ) -> str:
     """System prompt of a child run whose context is a plain string, not a corpus."""
     summary = f"No document corpus: your `context` is a string of {len(context)} characters."

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rlm_docs.answer_parsing import REFUSAL, from_structured, heuristic_answer, parse_answer
-from rlm_docs.answer_record import Answer
+from rlm_docs.answer_parsing import from_structured, heuristic_answer, parse_answer
+from rlm_docs.answer_record import REFUSAL, Answer
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citation_check import with_fallback
@@ -39,6 +39,7 @@ from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.governor.exceeded import LABELS, format_amount
 from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
+from rlm_docs.templates import render
 from sandbox import Limits
 
 EXTRACT_CHARS = 50_000
@@ -79,13 +80,13 @@ class RLM:
 
     def __init__(
         self,
-        corpus: Corpus | str | os.PathLike,
+        corpus: Corpus | str | os.PathLike[str],
         model: Client | str | None = None,
         sub_model: Client | str | None = None,
         budget: Budget | None = None,
         prompt: str = "docs",
         *,
-        log_dir: str | os.PathLike | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
         limits: Limits | None = None,
         ledger: Ledger | None = None,
         child_share: float = 0.5,
@@ -95,7 +96,7 @@ class RLM:
         confirm_final: bool = True,
         cache: Any = True,
         anytime: tuple[float, ...] | list[float] = (),
-        memory: str | os.PathLike | None = None,
+        memory: str | os.PathLike[str] | None = None,
     ) -> None:
         if prompt not in prompts.ROOT_PROMPTS:
             raise ConfigError(f"unknown prompt {prompt!r}: choose one of {prompts.ROOT_PROMPTS}")
@@ -125,9 +126,9 @@ class RLM:
         self.ledger = ledger if ledger is not None else Ledger()
         self.last_trajectory: Trajectory | None = None  # of the last `ask` (API keys masked)
         self._store: Path | None = self.corpus.path
-        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if memory is not None:
-            self.settings.memory = Memory(memory, self._store_path())
+            self.settings.memory = Memory(Path(memory), self._store_path())
 
     def _store_path(self) -> Path:
         """The store the sandbox maps; an in-memory corpus is saved once to a temp dir."""
@@ -188,6 +189,8 @@ class RLM:
             budget=gov.remaining(),
             anytime=[_parsed(event) for event in outcome.anytime],
         )
+        if outcome.warnings:  # shown to no model turn: kept with the answer for its reader
+            pred.info["warnings"] = outcome.warnings
         if sequence is not None:  # the question's place in the memory and what it reused
             pred.info["memory"] = {
                 "corpus": memory.fingerprint if memory is not None else None,
@@ -221,7 +224,7 @@ class RLM:
         if self.settings.client.backend == "human":  # not asked again to reformat it as JSON
             return heuristic_answer(text), "heuristic (a person's answer is taken as written)"
         cited = "; ".join(f"{c['file']} page {c['page']}" for c in outcome.cited) or "(none)"
-        request = prompts.render(
+        request = render(
             prompts.EXTRACT_TEMPLATES[self.settings.prompt],
             question=question,
             response=text[:EXTRACT_CHARS],
