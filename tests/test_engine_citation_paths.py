@@ -94,7 +94,8 @@ def test_free_text_goes_to_the_docs_extraction_with_the_cited_pages(store):
     )
     pred, result, root = ask(store, [READ_AND_CITE, "FINAL(Revenue was $412 million.)", extraction])
     request = root.calls[2][0]["content"]
-    assert request.startswith("[rlm-docs:extract]")
+    assert root.purposes[2] is not None and root.purposes[2].role == "extract"
+    assert request.startswith("You format the final answer of a run")
     assert "Pages the run recorded with cite(): acme_2020_10k page 3" in request
     assert "1-based page index" in request and "PDF filename" not in request
     assert '"Not answerable"' in request

@@ -31,7 +31,8 @@ class Turns:
     """The root turns a scripted model was asked (extraction calls left out) and the records."""
 
     def __init__(self, root: ScriptedClient, trajectory: Trajectory) -> None:
-        self.calls = [c for c in root.calls if c[0]["content"].startswith("[rlm-docs:root")]
+        pairs = zip(root.calls, root.purposes, strict=True)
+        self.calls = [c for c, p in pairs if p and p.role == "root"]
         self.iterations = trajectory.iterations
 
 

@@ -16,6 +16,7 @@ from rlm_docs.engine import RLM
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.governor import Budget, Ledger
 from rlm_docs.models import ScriptedClient
+from rlm_docs.models.purpose import Purpose
 from sandbox import Limits
 
 DOCS = {
@@ -68,8 +69,10 @@ def test_final_text_goes_through_extraction_and_writes_trajectory(store, tmp_pat
     # Turn 2 saw the page text printed by turn 1's code, with the turn counter.
     second_turn = root.calls[1][-1]["content"]
     assert "Item 7. Results of operations" in second_turn and "Turn 2 of 20" in second_turn
-    # The extraction call used the MADQA formatter prompt with the raw answer.
-    assert root.calls[2][0]["content"].startswith("[rlm-docs:extract]")
+    # The extraction call used the formatter prompt with the raw answer, and said it was one.
+    assert root.purposes[2] == Purpose("extract", "rlm", "docs", "What was Acme's revenue in 2020?")
+    assert [p.role for p in root.purposes if p] == ["root", "root", "extract"]
+    assert root.calls[2][0]["content"].startswith("You format the final answer of a run")
     assert "Revenue was $412 million" in root.calls[2][0]["content"]
     lines = Path(pred.trajectory).read_text().splitlines()
     assert [json.loads(line)["type"] for line in lines] == [
@@ -362,8 +365,7 @@ def test_http_root_and_sub_models_over_openai_wire_format(store, tmp_path, monke
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
 
     def reply(messages: list[dict]) -> str:
-        first = messages[0]["content"]
-        if not first.startswith("[rlm-docs:root"):
+        if messages[0]["role"] != "system":  # a sub-call: one user message
             return "sub says 412"
         if not any(m["role"] == "assistant" for m in messages):
             return repl("r = llm_query('Question: revenue?\\n' + page('acme_2020_10k', 2))")

@@ -1,9 +1,11 @@
 """The offline model's roles: extractive reader, extract parser, root policy replies."""
 
 import json
+from dataclasses import replace
 
 from rlm_docs.models import make_client
 from rlm_docs.models.offline import OfflineClient
+from rlm_docs.models.purpose import Purpose, calling
 from rlm_docs.offline import detect_role
 from rlm_docs.offline.question import terms, years
 from rlm_docs.offline.reader import NOT_FOUND, read
@@ -44,17 +46,20 @@ def test_terms_and_years_drop_boilerplate():
 def test_roles_and_completion_accounting():
     client = make_client("offline")
     assert isinstance(client, OfflineClient) and client.backend == "offline"
-    assert detect_role([{"role": "system", "content": "[rlm-docs:root docs]\n..."}]) == "root"
-    assert detect_role([{"role": "user", "content": "[rlm-docs:extract]\n..."}]) == "extract"
+    # The role is the call's purpose, never the prompt's wording.
+    marked = [{"role": "system", "content": "[rlm-docs:root docs]\n..."}]
+    assert detect_role(marked) == "sub"
+    assert detect_role(marked, Purpose("root", "rlm", "docs")) == "root"
+    assert detect_role(marked, Purpose("extract", "rlm", "docs")) == "extract"
     assert detect_role([{"role": "user", "content": "Question: x"}]) == "sub"
     msgs = [
         {
             "role": "user",
-            "content": "[rlm-docs:extract]\nQuestion: q\n\nRLM Analysis Response:\n"
-            "42 units (Found in doc_a, page 3)",
+            "content": "Question: q\n\nRLM Analysis Response:\n42 units (Found in doc_a, page 3)",
         }
     ]
-    c = client.complete(msgs)
+    with calling(Purpose("extract", "rlm", "docs")):
+        c = client.complete(msgs)
     assert json.loads(c.text) == {
         "values": ["42 units"],
         "explanation": "",
@@ -63,40 +68,49 @@ def test_roles_and_completion_accounting():
     }
     assert c.cost_usd == 0.0 and c.usage.input_tokens > 0 and c.usage.output_tokens > 0
     assert c.usage_source == "tiktoken"
-    assert client.complete(msgs).text == c.text  # deterministic
+    with calling(Purpose("extract", "rlm", "docs")):
+        assert client.complete(msgs).text == c.text  # deterministic
 
 
 def test_root_policy_turns():
     client = OfflineClient()
-    system = {"role": "system", "content": "[rlm-docs:root docs]\nQuestion: What is X?"}
-    first = {"role": "user", "content": 'Answer the original prompt: "What is X of Acme?".\n\nGo'}
-    code = client.complete([system, first]).text
+    root = Purpose("root", "rlm", "docs", "What is X of Acme?")
+    system = {"role": "system", "content": "You answer questions. Question: What is X?"}
+    first = {"role": "user", "content": "Go"}
+    with calling(root):
+        code = client.complete([system, first]).text
     assert "```repl" in code and "'question': 'What is X of Acme?'" in code
     assert "answer_from_corpus(plan, search, page, files, cite, llm_query_batched)" in code
     assert "def answer_from_corpus(" in code and "cite(" in code
     ready = {"role": "user", "content": "ANSWER: ['7']\nOFFLINE_ANSWER_READY"}
     assistant = {"role": "assistant", "content": code}
-    assert client.complete([system, first, assistant, ready]).text.endswith(
-        "FINAL_VAR(final_answer)"
-    )
     forced = {"role": "user", "content": "ANSWER: ['7']\nOFFLINE_ANSWER_READY\nNo more code."}
-    assert client.complete([system, first, assistant, forced]).text.endswith(
-        "FINAL_VAR(final_answer)"
-    )
     failed = {"role": "user", "content": "NameError: name 'x' is not defined"}
-    assert client.complete([system, first, assistant, failed]).text == (
-        "FINAL(No answer found in the documents.)"
-    )
+    with calling(root):
+        assert client.complete([system, first, assistant, ready]).text.endswith(
+            "FINAL_VAR(final_answer)"
+        )
+        assert client.complete([system, first, assistant, failed]).text == (
+            "FINAL(No answer found in the documents.)"
+        )
+    no_code = replace(root, code_runs=False)  # a forced last turn: no code will run
+    with calling(no_code):
+        assert client.complete([system, first, assistant, forced]).text.endswith(
+            "FINAL_VAR(final_answer)"
+        )
+        assert client.complete([system, first]).text == "FINAL(No answer found in the documents.)"
 
 
 def test_baseline_prompts_are_answered_by_the_baseline_policy():
-    """`make_client("offline")` itself dispatches `[rlm-docs:baseline NAME]` requests."""
+    """`make_client("offline")` itself dispatches requests whose purpose names a baseline."""
     from rlm_docs.templates import render
 
     client = make_client("offline")
     system = {"role": "system", "content": render("bm25_agent", k=5, max_iterations=10)}
     question = {"role": "user", "content": "How many employees did Globex have in 2021?"}
-    assert detect_role([system, question]) == "baseline"
-    reply = client.complete([system, question])
+    purpose = Purpose("root", "bm25-agent", "bm25-agent", question["content"])
+    assert detect_role([system, question], purpose) == "baseline"
+    with calling(purpose):
+        reply = client.complete([system, question])
     assert reply.text.startswith("SEARCH: ") and "globex" in reply.text
     assert reply.cost_usd == 0.0 and reply.usage.input_tokens > 0

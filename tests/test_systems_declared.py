@@ -14,7 +14,8 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget
 from rlm_docs.models import make_client
-from rlm_docs.offline.baselines import BASELINE_MARKER, baseline_reply, static_rag_reply
+from rlm_docs.models.purpose import Purpose
+from rlm_docs.offline.baselines import baseline_reply, static_rag_reply
 from rlm_docs.systems import SystemConfig
 from rlm_docs.systems.base import answer_call, finish, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
@@ -47,14 +48,17 @@ class ToyPages:
         blocks = [
             page_block(h.document, h.page, corpus.page(h.document, h.page), 4000) for h in hits
         ]
-        prompt = f"{BASELINE_MARKER} {NAME}]\n" + "\n\n".join(blocks)
+        prompt = "\n\n".join(blocks)
         prompt += f"\nQuestion: {question.question}\n{answer_format('the page label')}"
         trajectory = new_trajectory(self.config, NAME, question)
         record = trajectory.iteration([{"role": "user", "content": prompt}])
         record.extra["search"] = {"results": [[h.document, h.page] for h in hits]}
         prediction = Prediction(question=question.question, question_id=question.id)
         messages = [{"role": "user", "content": prompt}]
-        answer_call(self.client, trajectory, governor, messages, record, prediction)
+        purpose = Purpose("root", NAME, NAME, question.question)
+        answer_call(
+            self.client, trajectory, governor, messages, record, prediction, purpose=purpose
+        )
         return finish(self.config, trajectory, governor, prediction, start)
 
 
@@ -167,9 +171,9 @@ def test_options_without_a_default_and_taken_names_are_refused(toy):
         register(dataclasses.replace(TOY, name="thief", factory=Thief, offline=stolen))
 
 
-def test_a_baseline_marker_with_no_policy_is_an_error_not_another_policy():
-    with pytest.raises(ValueError, match="no offline policy for \\[rlm-docs:baseline nobody\\]"):
-        baseline_reply([{"role": "user", "content": "[rlm-docs:baseline nobody]\nQuestion: x"}])
+def test_a_policy_name_with_no_policy_is_an_error_not_another_policy():
+    with pytest.raises(ValueError, match="no offline policy named 'nobody'"):
+        baseline_reply([{"role": "user", "content": "Question: x"}], "nobody")
 
 
 def test_the_bounds_of_the_built_in_systems_come_from_their_declarations():

@@ -34,7 +34,7 @@ class Reader:
 
     def __call__(self, messages: list[dict]) -> str:
         prompt = messages[0]["content"]
-        if "map-reduce-reduce" in prompt.splitlines()[0]:
+        if prompt.startswith("You combine notes"):  # the reduce prompt
             self.reduce_prompts.append(prompt)
             notes = re.findall(r"^\[NOTE \d+ \| [^\n]*\]\n(.*?)\n\[END NOTE\]", prompt, re.M | re.S)
             return notes[0] if notes else json.dumps({"answer": [], "citations": []})

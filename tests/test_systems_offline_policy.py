@@ -3,7 +3,9 @@ import json
 from rlm_docs.corpus import Corpus
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Governor
-from rlm_docs.offline.baselines import baseline_reply, is_baseline
+from rlm_docs.models.purpose import Purpose
+from rlm_docs.offline import detect_role
+from rlm_docs.offline.baselines import baseline_reply
 from rlm_docs.systems import SystemConfig, make_system
 from rlm_docs.systems.replies import answer_format, page_block, read_reply
 from rlm_docs.templates import render
@@ -24,14 +26,14 @@ def test_bm25_agent_policy_searches_then_answers_with_the_supporting_page():
         {"role": "system", "content": render("bm25_agent", k=5, max_iterations=10)},
         {"role": "user", "content": QUESTION},
     ]
-    assert is_baseline(messages)
-    first = read_reply(baseline_reply(messages))
+    assert detect_role(messages, Purpose("root", "bm25-agent", "bm25-agent")) == "baseline"
+    first = read_reply(baseline_reply(messages, "bm25-agent"))
     assert first.query and "globex" in first.query
     messages += [
         {"role": "assistant", "content": f"SEARCH: {first.query}"},
         {"role": "user", "content": _results(first.query)},
     ]
-    final = read_reply(baseline_reply(messages))
+    final = read_reply(baseline_reply(messages, "bm25-agent"))
     assert final.query is None and final.structured
     assert final.answer.values == ["12,500"]
     assert final.answer.citations == [{"file": "globex_2021_10k", "page": 3}]
@@ -46,13 +48,15 @@ def test_static_rag_policy_answers_from_the_given_pages():
     prompt = render(
         "static_rag", k=3, pages=pages, question=question, answer_format=answer_format("x")
     )
-    reply = json.loads(baseline_reply([{"role": "user", "content": prompt}]))
+    reply = json.loads(baseline_reply([{"role": "user", "content": prompt}], "static-rag"))
     assert reply["values"] == ["$0.25"]
     assert reply["citations"] == [{"file": "initech_2023_8k", "page": 2}]
 
 
 def test_other_requests_are_not_baseline_requests():
-    assert not is_baseline([{"role": "user", "content": "Question: x"}])
+    messages = [{"role": "user", "content": "Question: x"}]
+    assert detect_role(messages) == detect_role(messages, Purpose("sub", "rlm", "docs")) == "sub"
+    assert detect_role(messages, Purpose("judge")) == "sub"
 
 
 def test_baseline_systems_with_the_offline_model_run_the_policy(tmp_path):

@@ -26,6 +26,7 @@ from rlm_docs.engine.records import SubCall, Trajectory
 from rlm_docs.errors import CorpusError, RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
+from rlm_docs.models.purpose import Purpose
 
 # (prompt, context) -> (answer text, the child run's trajectory)
 Spawn = Callable[[str, str | None], tuple[str, Trajectory]]
@@ -72,8 +73,11 @@ class HostFunctions:
         memory: Memory | None = None,
         question: tuple[str | None, str] = (None, ""),
         override: Callable[[str], str | None] | None = None,
+        purpose: Purpose | None = None,
     ) -> None:
         self.gov = gov
+        # What each sub-call is for, as the model client sees it (`models.purpose`).
+        self.purpose = purpose or Purpose("sub", question=question[1])
         self.memory = memory  # `rlm_docs.engine.memory`: replies reused, notes kept
         self.question_id, self.question = question
         self.reused = 0  # sub-calls answered from the memory, without a model call
@@ -174,7 +178,11 @@ class HostFunctions:
         t0 = time.perf_counter()
         try:
             c = self.gov.call(
-                client, [{"role": "user", "content": prompt}], role="sub", depth=self.gov.depth
+                client,
+                [{"role": "user", "content": prompt}],
+                role="sub",
+                depth=self.gov.depth,
+                purpose=self.purpose,
             )
         except RlmDocsError as exc:
             self._record(
@@ -288,7 +296,7 @@ class HostFunctions:
         moment of the call (`Governor.remaining`): data the model can plan its effort with."""
         return self.gov.remaining()
 
-    def note(self, text: str, pages: list) -> str:
+    def note(self, text: str, pages: list[Any]) -> str:
         """Keep `text` in the corpus memory for later questions, with the `[doc, page]` pairs
         (or `{"file", "page"}` dicts) it rests on, checked like `cite`."""
         if self.memory is None:
@@ -333,7 +341,7 @@ class HostFunctions:
         pages = self.corpus.num_pages(name)
         if not 1 <= page <= pages:
             raise CorpusError(f"{what}: {name} has pages 1..{pages}, not {page}")
-        return name
+        return str(name)
 
     def cite(self, doc: str, page: int) -> str:
         """Record (doc, page) as evidence; CorpusError if the document or page does not exist."""

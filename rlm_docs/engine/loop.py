@@ -64,6 +64,7 @@ from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
+from rlm_docs.models.purpose import ENGINE, Purpose
 from rlm_docs.repl import CorpusSandbox
 from rlm_docs.templates import render
 from sandbox import Limits
@@ -180,6 +181,7 @@ class TurnLoop:
             memory=settings.memory if corpus is not None else None,
             question=(question_id, question),
             override=settings.override,
+            purpose=self._purpose("sub"),
         )
         # Notes left by earlier questions, announced in the first message (memory on only).
         self.notes_before = None if self.host.memory is None else self.host.memory.note_count()
@@ -406,8 +408,27 @@ class TurnLoop:
             'finish. Fix the error, then set answer["ready"] = True again.'
         )
 
-    def _call_root(self, messages: list[dict[str, Any]]) -> Completion:
-        return self.gov.call(self.s.client, list(messages), role="root", depth=self.gov.depth)
+    def _purpose(self, role: str, code_runs: bool = True) -> Purpose:
+        """What a call of this run is for, handed to the model client as data."""
+        return Purpose(
+            role,
+            system=ENGINE,
+            prompt=self.s.prompt,
+            question=self.question,
+            sub_calls=self.s.sub_calls,
+            corpus=self.corpus is not None,
+            code_runs=code_runs,
+        )
+
+    def _call_root(self, messages: list[dict[str, Any]], code_runs: bool = True) -> Completion:
+        """One root turn; `code_runs` is False on a turn whose code is never run."""
+        return self.gov.call(
+            self.s.client,
+            list(messages),
+            role="root",
+            depth=self.gov.depth,
+            purpose=self._purpose("root", code_runs),
+        )
 
     def execute(self) -> Outcome:
         """Run the loop to an answer; never raises for model-side or budget failures."""
@@ -584,7 +605,7 @@ class TurnLoop:
         record.extra["anytime"] = crossed
         event: dict[str, Any] = {"shares": crossed, "share_used": share, "axis": axis}
         try:
-            reply = self._call_root(asked)
+            reply = self._call_root(asked, code_runs=False)
         except BudgetExceeded as exc:
             record.notice = str(exc)
             self._close(record)
@@ -632,7 +653,7 @@ class TurnLoop:
         try:
             if self.gov.depth > 0:  # a child's forced turn is one of its steps
                 self.gov.step()
-            reply = self._call_root(messages)
+            reply = self._call_root(messages, code_runs=False)
         except BudgetExceeded as exc:
             record.notice = str(exc)
             self._close(record)

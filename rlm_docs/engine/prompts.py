@@ -1,9 +1,8 @@
 """The root and extract prompts (`prompts/*.txt`, filled by `rlm_docs.templates`) and the corpus
 metadata the root model sees.
 
-The first line of each root or extract
-template is a role marker (`[rlm-docs:root NAME]`, `[rlm-docs:extract]`): it tells the `offline`
-model which role a request is for. It is sent to real models too, where it reads as a header.
+What a request is for (root turn, extraction; which prompt, with or without sub-calls) is not
+written into the prompts: each call carries it as data (`rlm_docs.models.purpose`).
 
 The root never sees corpus text, only a summary: counts, every document within a token budget
 (`rlm_docs.engine.summary`) and, for small corpora, the top of each table of contents.
@@ -126,7 +125,6 @@ def docs_without_sub_calls(text: str) -> str:
     """The docs prompt minus its sub-call helpers. Derived rather than kept as a copy, so every
     wording change to `docs.txt` reaches the ablation (madqa's ablation is its own file: its
     sub-call text is woven through rlms' wording, not in removable lines)."""
-    text = text.replace("[rlm-docs:root docs]", "[rlm-docs:root docs no-sub-calls]", 1)
     text = text.replace("Every step, sub-call, token", "Every step, token")
     return "\n".join(line for line in text.split("\n") if not line.startswith(SUB_CALL_LINES))
 

@@ -39,6 +39,7 @@ from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.governor.exceeded import LABELS, format_amount
 from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
+from rlm_docs.models.purpose import ENGINE, Purpose
 from rlm_docs.templates import render
 from sandbox import Limits
 
@@ -236,6 +237,7 @@ class RLM:
                 [{"role": "user", "content": request}],
                 role="extract",
                 depth=0,
+                purpose=Purpose("extract", ENGINE, self.settings.prompt, question),
             )
         except BudgetExceeded:
             return heuristic_answer(text), "heuristic (extraction refused by budget)"

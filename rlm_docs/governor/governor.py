@@ -33,6 +33,7 @@ from rlm_docs.models.base import Client, Completion, Usage
 from rlm_docs.models.deadline import call_deadline
 from rlm_docs.models.errors import ModelUnavailableError
 from rlm_docs.models.prices import Price, price_of, to_nano
+from rlm_docs.models.purpose import Purpose, calling
 from rlm_docs.tokens import count_message_tokens
 
 # Consumable axes shared with ancestors; costs are held in integer nano-dollars.
@@ -223,12 +224,14 @@ class Governor:
         *,
         role: str,
         depth: int | None = None,
+        purpose: Purpose | None = None,
         **sampling: Any,
     ) -> Completion:
         """Make one model call within budget and record it; raises BudgetExceeded when refused,
         PromptTooLarge for a prompt over the per-call cap. The call must end by the wall-time
         deadline: the client gets the time left as its request timeout and stops retrying past
-        it, and a call that ran out of time raises BudgetExceeded("wall_s")."""
+        it, and a call that ran out of time raises BudgetExceeded("wall_s"). The client sees
+        the call's `purpose` (`models.purpose`; by default just its `role`) as data."""
         if role not in ROLES:
             raise ConfigError(f"governor call role {role!r}: expected one of {', '.join(ROLES)}")
         depth = self.depth if depth is None else depth
@@ -251,7 +254,7 @@ class Governor:
             t0 = time.perf_counter()
             deadline = self.deadline()
             try:
-                with call_deadline(deadline):
+                with call_deadline(deadline), calling(purpose or Purpose(role)):
                     result = client.complete(messages, **sampling)
             except Exception as exc:
                 self._settle(booking, None, depth)

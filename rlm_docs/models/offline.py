@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from rlm_docs.models.base import Completion, Usage
+from rlm_docs.models.purpose import current
 from rlm_docs.offline import reply
 from rlm_docs.tokens import count_message_tokens, count_tokens
 
@@ -31,9 +32,9 @@ class OfflineClient:
         max_tokens: int | None = None,
         **params: Any,
     ) -> Completion:
-        """Deterministic reply for the role the request is written for; cost 0."""
+        """Deterministic reply for the call's purpose (`models.purpose`); cost 0."""
         start = time.perf_counter()
-        text = reply(messages)
+        text = reply(messages, current())
         usage = Usage(count_message_tokens(messages), count_tokens(text), 0)
         return Completion(
             text=text,

@@ -17,6 +17,7 @@ from rlm_docs.models.base import Completion
 from rlm_docs.models.endpoints import is_official
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
+from rlm_docs.models.purpose import current
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
 from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.models.spec import ModelSpec
@@ -80,9 +81,9 @@ class OpenAIClient:
     def __repr__(self) -> str:
         return f"OpenAIClient(spec={self.spec!r})"
 
-    def _once(self, body: dict, timeout_s: float | None) -> Any:
+    def _once(self, body: dict, timeout_s: float | None, headers: dict[str, str]) -> Any:
         # never wait past the wall-time deadline
-        options: openai.RequestOptions = {}
+        options: openai.RequestOptions = {"headers": headers} if headers else {}
         if timeout_s is not None:
             options["timeout"] = min(timeout_s, self.timeout_s)
         with self._pool.lease() as sdk:
@@ -122,15 +123,18 @@ class OpenAIClient:
         max_tokens: int | None = None,
         **params: Any,
     ) -> Completion:
-        """One chat completion, retried on transient failures."""
+        """One chat completion, retried on transient failures. The call's role (`models.purpose`)
+        goes to the endpoint in request headers, never into the messages."""
         started = time.perf_counter()
         kwargs = (
             request_params(self.model, messages, temperature, max_tokens, official=self._official)
             | params
         )
+        purpose = current()
+        headers = purpose.headers() if purpose is not None else {}
 
         def attempt(timeout_s: float | None) -> Any:
-            response = self._once(kwargs, timeout_s)
+            response = self._once(kwargs, timeout_s, headers)
             if not getattr(response, "choices", None):
                 raise TransientError("malformed response: no choices")
             return response

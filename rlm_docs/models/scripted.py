@@ -17,6 +17,7 @@ from typing import Any
 from rlm_docs.errors import ConfigError, ModelError
 from rlm_docs.models.base import Completion, Usage, UsageSource
 from rlm_docs.models.prices import PricesArg, load_prices
+from rlm_docs.models.purpose import Purpose, current
 from rlm_docs.tokens import clip_tokens, count_message_tokens
 
 Entry = str | dict | Exception | Callable[[list[dict]], Any]
@@ -39,6 +40,7 @@ class ScriptedClient:
         self.spec = spec or f"scripted:{model}"
         self.price = load_prices(prices).lookup(model)
         self.calls: list[list[dict]] = []
+        self.purposes: list[Purpose | None] = []  # each call's purpose (`models.purpose`)
         self._responses = list(responses)
         self._next = 0
         self._lock = threading.Lock()
@@ -70,6 +72,7 @@ class ScriptedClient:
     def _take(self, messages: list[dict]) -> Entry:
         with self._lock:
             self.calls.append(messages)
+            self.purposes.append(current())
             if self._next >= len(self._responses):
                 raise ModelError(
                     f"{self.spec}: script exhausted: all {len(self._responses)} replies used, "

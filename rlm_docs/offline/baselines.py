@@ -1,10 +1,11 @@
 """The `offline` model's policy for the baseline systems (`bm25-agent`, `static-rag`,
 `long-context`, `map-reduce`).
 
-Baseline prompts start with `[rlm-docs:baseline NAME]`; the offline policy (`policy.py`)
-recognises that marker and hands such requests here, so baselines use `offline` like any model.
-A system declared elsewhere brings its own policy (`add_policy`, called when it is registered:
-`rlm_docs.systems.registry`); a marker with no policy is an error, never another system's.
+A baseline names its policy in each call's purpose (`Purpose(system=..., prompt=NAME)`, see
+`rlm_docs.models.purpose`); the offline policy (`policy.py`) hands such requests here, so
+baselines use `offline` like any model. A system declared elsewhere brings its own policy
+(`add_policy`, called when it is registered: `rlm_docs.systems.registry`); a name with no policy
+is an error, never another system's.
 The policy is deliberately simple and deterministic, so baseline runs exercise the real search,
 governor and scoring code without a model:
 
@@ -39,16 +40,10 @@ _PAGE = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]\n(.*?)\n\[END PAGE\]", re.M
 _FILE = re.compile(r"^\[FILE: (.+?) \| TOTAL PAGES: \d+\]$", re.M)
 _RENDERED_PAGE = re.compile(r"^\[PAGE (\d+)\]\n(.*?)\n\[END PAGE \1\]$", re.M | re.S)
 _NOTE = re.compile(r"^\[NOTE \d+ \| [^\n]*\]\n(.*?)\n\[END NOTE\]$", re.M | re.S)
-BASELINE_MARKER = "[rlm-docs:baseline"
 NOT_RELEVANT = "NO RELEVANT TEXT"
 LONG_CONTEXT_READS = 8
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 MAX_SEARCHES = 4
-
-
-def is_baseline(messages: list[dict]) -> bool:
-    """True when the request comes from a baseline system prompt."""
-    return bool(messages) and str(messages[0].get("content", "")).startswith(BASELINE_MARKER)
 
 
 def _coverage(question: str, text: str) -> float:
@@ -196,8 +191,8 @@ def reduce_reply(messages: list[dict]) -> str:
     return json.dumps({"values": best[1]["values"], "citations": best[1].get("citations", [])})
 
 
-# The policies by marker name; a system declared elsewhere adds its own (`add_policy`, called
-# when the system is registered), so a marker with no policy is an error, not another policy.
+# The policies by name; a system declared elsewhere adds its own (`add_policy`, called when the
+# system is registered), so a name with no policy is an error, not another policy.
 _POLICIES: dict[str, Callable[[list[dict]], str]] = {
     "bm25-agent": bm25_agent_reply,
     "static-rag": static_rag_reply,
@@ -208,8 +203,8 @@ _POLICIES: dict[str, Callable[[list[dict]], str]] = {
 
 
 def add_policy(name: str, reply: Callable[[list[dict]], str]) -> None:
-    """Answer `[rlm-docs:baseline NAME]` requests with `reply` (ValueError when NAME already
-    has another policy: two systems may not share a marker)."""
+    """Answer requests whose purpose names policy `name` with `reply` (ValueError when `name`
+    already has another policy: two systems may not share one)."""
     known = _POLICIES.setdefault(name, reply)
     if known is not reply:
         raise ValueError(f"offline policy {name!r} is already taken by {known.__qualname__}")
@@ -220,14 +215,11 @@ def drop_policy(name: str) -> None:
     _POLICIES.pop(name, None)
 
 
-def baseline_reply(messages: list[dict]) -> str:
-    """The reply for a baseline request (see module docstring)."""
-    first = str(messages[0].get("content", ""))
-    name = first[len(BASELINE_MARKER) :].split("]", 1)[0].strip()
+def baseline_reply(messages: list[dict], name: str) -> str:
+    """The reply of policy `name` (see module docstring); ValueError when none has that name."""
     policy = _POLICIES.get(name)
     if policy is None:
         raise ValueError(
-            f"no offline policy for [rlm-docs:baseline {name}] (known: "
-            f"{', '.join(sorted(_POLICIES))})"
+            f"no offline policy named {name!r} (known: {', '.join(sorted(_POLICIES))})"
         )
     return policy(messages)

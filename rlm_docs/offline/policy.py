@@ -1,40 +1,40 @@
-"""The offline policy's entry point: which role a request is written for, and its reply.
+"""The offline policy's entry point: which policy answers a request, and its reply.
 
-The role is read from the first message's marker line: `[rlm-docs:root NAME]` (the marker of
-`prompts/docs.txt` and `prompts/madqa.txt`) -> the root policy (`root`); `[rlm-docs:baseline
-NAME]` -> the baseline systems' policy (`baselines`); rlms' own system prompt -> the policy in
-the reference RLM's seat (`rlms_root`); `[rlm-docs:extract]` -> the JSON of a
-deterministic parse of the response (`rlm_docs.answer_parsing.heuristic_answer`); anything else
-is a sub-call: a classification prompt of `workloads` gets the TREC rules of `trec`, any other
-prompt the extractive reader (`reader`).
+The policy is chosen by the call's `Purpose` (`rlm_docs.models.purpose`), the data its caller
+hands the governor, never by the prompt's wording: role `extract` -> the JSON of a
+deterministic parse of the response (`rlm_docs.answer_parsing.heuristic_answer`); a root turn
+of system `rlm` -> the root policy (`root`); a call of any other named system -> that system's
+policy by the purpose's prompt name (`baselines`: `bm25-agent`, `map-reduce-map`, ...); a root
+turn of an unnamed caller whose system prompt is rlms' own -> the policy in the reference RLM's
+seat (`rlms_root`: rlms' prompt is that library's, so its first words are all there is to go
+by); anything else is a sub-call (a judge's request too): a classification prompt of
+`workloads` gets the TREC rules of `trec`, any other prompt the extractive reader (`reader`).
 """
 
 import json
 from dataclasses import asdict
 
 from rlm_docs.answer_parsing import heuristic_answer
-from rlm_docs.offline.baselines import BASELINE_MARKER, baseline_reply
+from rlm_docs.models.purpose import ENGINE, Purpose
+from rlm_docs.offline.baselines import baseline_reply
 from rlm_docs.offline.reader import read
 from rlm_docs.offline.rlms_root import is_rlms, rlms_reply
 from rlm_docs.offline.root import root_reply
 from rlm_docs.offline.workloads import classification_reply
 
-ROOT_MARKER = "[rlm-docs:root"
-EXTRACT_MARKER = "[rlm-docs:extract]"
 
-
-def detect_role(messages: list[dict]) -> str:
-    """`root`, `baseline`, `rlms`, `extract` or `sub`, from the marker line of the first
-    message."""
-    first = str(messages[0].get("content", "")) if messages else ""
-    if first.startswith(ROOT_MARKER):
-        return "root"
-    if first.startswith(BASELINE_MARKER):
-        return "baseline"
-    if is_rlms(messages):
-        return "rlms"
-    if EXTRACT_MARKER in first:
+def detect_role(messages: list[dict], purpose: Purpose | None = None) -> str:
+    """`root`, `baseline`, `rlms`, `extract` or `sub`: which policy answers (see the module
+    docstring); no purpose is an unnamed sub-call."""
+    purpose = purpose or Purpose("sub")
+    if purpose.role == "extract":
         return "extract"
+    if purpose.system == ENGINE:
+        return "root" if purpose.role == "root" else "sub"
+    if purpose.system:
+        return "baseline"
+    if purpose.role == "root" and is_rlms(messages):
+        return "rlms"
     return "sub"
 
 
@@ -46,13 +46,13 @@ def extract_reply(messages: list[dict]) -> str:
     return json.dumps(asdict(heuristic_answer(response)))
 
 
-def reply(messages: list[dict]) -> str:
-    """The deterministic reply to `messages` for the role they are written for."""
-    role = detect_role(messages)
-    if role == "root":
-        return root_reply(messages)
-    if role == "baseline":
-        return baseline_reply(messages)
+def reply(messages: list[dict], purpose: Purpose | None = None) -> str:
+    """The deterministic reply to `messages` for the call's `purpose`."""
+    role = detect_role(messages, purpose)
+    if role == "root" and purpose is not None:
+        return root_reply(messages, purpose)
+    if role == "baseline" and purpose is not None:
+        return baseline_reply(messages, purpose.prompt)
     if role == "rlms":
         return rlms_reply(messages)
     if role == "extract":

@@ -6,15 +6,17 @@ one call. A question of the generated workloads gets the workload code (`workloa
 corpus gets `repl.corpus.answer_from_corpus` (its result also fills the `answer` dict with
 `answer["ready"] = True`, the docs prompt's way to finish); a plain `context` without a corpus
 (a child `rlm_query`, the madqa prompt) gets `repl.context.answer_from_context`. Under the
-no-sub-calls ablation (marker `[rlm-docs:root NAME no-sub-calls]`) pages are read in the REPL
-by `repl.readings.read_all` instead of `llm_query_batched`, and a workload plan that needs
-sub-calls is not used. The code prints, so the engine's confirmation turn shows the output; the
+no-sub-calls ablation pages are read in the REPL by `repl.readings.read_all` instead of
+`llm_query_batched`, and a workload plan that needs sub-calls is not used. All of this is read
+from the call's `Purpose` (question, prompt, corpus or not, sub-calls or not, whether code
+runs on this turn), never from the prompt's wording. The code prints, so the engine's confirmation turn shows the output; the
 next turn keeps the answer with `FINAL_VAR(final_answer)` (also on a forced last turn), or
 says `FINAL(No answer found in the documents.)` when nothing was printed as ready.
 """
 
 import re
 
+from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline import workloads
 from rlm_docs.offline.computation import computation
 from rlm_docs.offline.question import (
@@ -72,31 +74,16 @@ def root_code(question: str, has_corpus: bool, sub_calls: bool = True) -> str:
     return cell(modules, f"plan = {plan(question)!r}\n{call}")
 
 
-def question_of(messages: list[dict]) -> str:
-    """The question, from the first user turn (`...original prompt: "Q".`) or the system text."""
-    for m in messages[1:]:
-        found = re.search(r'original prompt: "(.*)"\.\s*$', str(m.get("content")), re.S | re.M)
-        if found:
-            return found.group(1).strip()
-    system = str(messages[0].get("content", ""))
-    lines = re.findall(r"^#?\s*Question:\s*(.+)$", system, re.MULTILINE)
-    return lines[-1].strip() if lines else ""
-
-
-def root_reply(messages: list[dict]) -> str:
+def root_reply(messages: list[dict], purpose: Purpose) -> str:
     """Code on turn 1, then FINAL_VAR once the result is ready (see the module docstring)."""
     turns = sum(1 for m in messages if m.get("role") == "assistant")
-    last = str(messages[-1].get("content", ""))
-    if READY in last:
+    if READY in str(messages[-1].get("content", "")):
         return "The result is stored in `final_answer`.\nFINAL_VAR(final_answer)"
-    if turns == 0 and "No more code will be run" not in last:
-        question = question_of(messages)
-        system = str(messages[0].get("content", ""))
+    if turns == 0 and purpose.code_runs:
+        question = purpose.question
         # The madqa prompt binds only `context` and sub-calls, so its code reads `context`.
-        has_corpus = "No document corpus" not in system and not system.startswith(
-            "[rlm-docs:root madqa"
-        )
-        sub_calls = "no-sub-calls" not in system.split("\n", 1)[0]
+        has_corpus = purpose.corpus and purpose.prompt != "madqa"
+        sub_calls = purpose.sub_calls
         task = workloads.parse_task(question) if has_corpus else None
         if task is not None and (sub_calls or not workloads.needs_sub_calls(task)):
             code = workloads.cell_for(task)

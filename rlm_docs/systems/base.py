@@ -14,6 +14,7 @@ from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+from rlm_docs.models.purpose import Purpose
 from rlm_docs.questions import Question
 from rlm_docs.systems.registry import declaration
 from rlm_docs.systems.replies import Reply, read_reply
@@ -97,14 +98,16 @@ def answer_call(
     messages: list[dict[str, Any]],
     record: Iteration,
     prediction: Prediction,
+    *,
+    purpose: Purpose,
 ) -> Reply | None:
-    """One root step and one answering call, parsed into `prediction` (answer record, raw
-    answer) and
-    the trajectory `record` (closed here). None when the budget refused the call (`budget`
-    stop, the refusal as the record's notice) or the call failed (`error` stop)."""
+    """One root step and one answering call for `purpose` (which system asks, in which prompt:
+    `models.purpose`), parsed into `prediction` (answer record, raw answer) and the trajectory
+    `record` (closed here). None when the budget refused the call (`budget` stop, the refusal
+    as the record's notice) or the call failed (`error` stop)."""
     try:
         governor.step()
-        completion = governor.call(client, messages, role="root")
+        completion = governor.call(client, messages, role="root", purpose=purpose)
     except BudgetExceeded as exc:
         prediction.stop_reason, prediction.stop_axis = "budget", exc.axis
         record.notice = str(exc)

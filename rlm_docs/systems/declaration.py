@@ -113,9 +113,10 @@ CELLS = Reading(cells=True)
 class Declaration:
     """One system. `factory(config)` builds it (`config.options` is the recorded dict; read it
     with `typed`). `calls(budget, options)`: the most model calls one question makes, a judge's
-    call aside. `offline`: the offline model's replies by the marker name its prompts start with
-    (`[rlm-docs:baseline NAME]`), or one sentence naming the offline policy that answers it
-    otherwise (the engine's root policy, rlms' policy). `prompts`: its template names."""
+    call aside. `offline`: the offline model's replies by the policy name its calls carry
+    (`Purpose(prompt=NAME)`, `rlm_docs.models.purpose`), or one sentence naming the offline
+    policy that answers it otherwise (the engine's root policy, rlms' policy). `prompts`: its
+    template names."""
 
     name: str
     summary: str
@@ -180,7 +181,7 @@ def check(decl: Declaration) -> None:
     if not all(isinstance(t, str) and t for t in decl.reading.tags):
         fail("reading.tags are non-empty strings")
     if not decl.offline:
-        fail("needs an offline policy (marker name -> reply, or the policy that answers it)")
+        fail("needs an offline policy (policy name -> reply, or the policy that answers it)")
     if not isinstance(decl.offline, str) and not all(callable(v) for v in decl.offline.values()):
         fail("offline policies must be callables (messages -> reply)")
     try:

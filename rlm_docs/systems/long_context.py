@@ -21,6 +21,7 @@ from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS
 from rlm_docs.models import context_window_of, make_client
+from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import long_context_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
@@ -143,7 +144,10 @@ class LongContext:
         prediction = Prediction(
             question=question.question, question_id=question.id, info={"context": context}
         )
-        reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
+        purpose = Purpose("root", self.name, "long-context", question.question)
+        reply = answer_call(
+            self.client, trajectory, governor, messages, record, prediction, purpose=purpose
+        )
         if reply is not None:
             prediction.citations, _ = validate(self.corpus, reply.answer.citations)
             if context["truncated"] and context["limited_by"] == "max_input_tokens":

@@ -25,6 +25,7 @@ from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.models import make_client
+from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import map_reply, reduce_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
@@ -112,7 +113,8 @@ class MapReduce:
         store, and a log of every chunk per question would be the corpus many times);
         `[number, size]` of each batch; and the budget axis that cut the map short (None when
         every chunk was read)."""
-        host = HostFunctions(governor, self.sub_client, corpus=self.corpus)
+        map_calls = Purpose("sub", self.name, "map-reduce-map", question)
+        host = HostFunctions(governor, self.sub_client, corpus=self.corpus, purpose=map_calls)
         chunks = self.chunks()
         notes: list[str] = []
         shown: dict[
@@ -219,7 +221,10 @@ class MapReduce:
         record.extra["map"] = info
         record.prompt = [{"role": "user", "content": prompt}]
         messages = [{"role": "user", "content": prompt}]
-        reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
+        purpose = Purpose("root", self.name, "map-reduce-reduce", question.question)
+        reply = answer_call(
+            self.client, trajectory, governor, messages, record, prediction, purpose=purpose
+        )
         if reply is not None:
             prediction.citations, _ = validate(self.corpus, reply.answer.citations)
             if cut_by is not None:  # answered from the part of the corpus the budget allowed

@@ -38,12 +38,12 @@ def register(decl: Declaration) -> Declaration:
     if not isinstance(decl.offline, str):
         added: list[str] = []
         try:
-            for marker, reply in decl.offline.items():
-                add_policy(marker, reply)
-                added.append(marker)
+            for policy, reply in decl.offline.items():
+                add_policy(policy, reply)
+                added.append(policy)
         except ValueError as exc:
-            for marker in added if known is None else []:  # nothing half-registered
-                drop_policy(marker)
+            for policy in added if known is None else []:  # nothing half-registered
+                drop_policy(policy)
             raise ConfigError(f"system {decl.name}: {exc}") from None
     _DECLARED[decl.name] = decl
     return decl
@@ -56,8 +56,8 @@ def unregister(name: str) -> None:
         raise ConfigError(f"system {name}: built in, cannot be removed")
     decl = _DECLARED.pop(name, None)
     if decl is not None and not isinstance(decl.offline, str):
-        for marker in decl.offline:
-            drop_policy(marker)
+        for policy in decl.offline:
+            drop_policy(policy)
 
 
 def _load() -> None:

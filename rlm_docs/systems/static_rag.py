@@ -13,6 +13,7 @@ from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
+from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import static_rag_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
@@ -67,7 +68,8 @@ class StaticRag:
         prediction = Prediction(question=question.question, question_id=question.id)
         try:
             governor.step()
-            completion = governor.call(self.client, messages, role="root")
+            purpose = Purpose("root", self.name, "static-rag", question.question)
+            completion = governor.call(self.client, messages, role="root", purpose=purpose)
         except Exception as exc:  # noqa: BLE001 - a failed run is a wrong answer, not a crash
             prediction.stop_reason, prediction.error = "error", f"{type(exc).__name__}: {exc}"
             trajectory.close(record)
