@@ -1,11 +1,14 @@
 """Root-turn cost on the demo questions with the `offline` model: input tokens per root turn,
 per question, and what the finishing confirmation turn costs.
 
-The offline root finishes in code (`answer["ready"] = True`) after printing its result, so
-with the confirmation turn (the default) every question takes one more root turn than with
-`confirm_final=False`; the difference is the protocol's price in steps and tokens. Input tokens
-per root turn measure the prompt itself (system prompt, per-turn messages): compare a run of
-this script before and after a prompt change.
+The offline root finishes in code (`answer["ready"] = True`) after printing its search
+candidates, output the model has not seen, so with the confirmation turn (the default) every
+question takes one more root turn than with `confirm_final=False`; the difference is the
+protocol's price in steps and tokens. A third row is a scripted root that reads the top search
+hit and finishes in one cell printing only the answer it sets (the common "print the value you
+compute" ending): the finishing rule (`rlm_docs.engine.finishing`) ends such a run without the
+confirmation turn. Input tokens per root turn measure the prompt itself (system prompt,
+per-turn messages): compare a run of this script before and after a prompt change.
 
     python benchmarks/bench_root_turns.py [--store STORE] [--questions FILE] [--limit N]
 
@@ -20,15 +23,26 @@ import time
 from rlm_docs.engine import RLM
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Ledger
+from rlm_docs.models import ScriptedClient
+
+# Read the top hit, answer with its page number and print only that answer.
+ANSWER_ONLY = (
+    "```repl\nhit = search(QUESTION, k=1)[0]\ntext = page(hit['file'], hit['page'])\n"
+    "answer['values'] = [str(hit['page'])]\ncite(hit['file'], hit['page'])\n"
+    "print('answer:', answer['values'])\nanswer['ready'] = True\n```"
+)
 
 
-def run(store: str, questions: list, confirm: bool) -> dict[str, float]:
-    """Totals over `questions` for one setting of the confirmation turn."""
+def run(store: str, questions: list, confirm: bool, scripted: bool = False) -> dict[str, float]:
+    """Totals over `questions` for one setting of the confirmation turn (or the scripted root)."""
     ledger = Ledger()
     rlm = RLM(store, model="offline", ledger=ledger, confirm_final=confirm)
     steps, answered = [], 0
     t0 = time.perf_counter()
     for q in questions:
+        if scripted:  # a fresh script per question: the cell, then a reply keeping the answer
+            cell = ANSWER_ONLY.replace("QUESTION", repr(q.question))
+            rlm.settings.client = ScriptedClient([cell, "Keep it."])
         pred = rlm.ask(q.question, question_id=q.id)
         steps.append(pred.steps)
         answered += bool(pred.answer)
@@ -65,12 +79,13 @@ def main() -> None:
     rows = {
         "confirm_final=True (default)": run(store, questions, True),
         "confirm_final=False": run(store, questions, False),
+        "scripted, prints only answer": run(store, questions, True, scripted=True),
     }
     keys = list(next(iter(rows.values())))
     print(f"{'setting':32}" + "".join(f"{k:>22}" for k in keys))
     for name, row in rows.items():
         print(f"{name:32}" + "".join(f"{row[k]:>22.1f}" for k in keys))
-    on, off = rows.values()
+    on, off, _ = rows.values()
     print(
         f"confirmation cost: +{on['steps/q'] - off['steps/q']:.2f} steps/q, "
         f"+{on['input tok/q'] - off['input tok/q']:.0f} input tok/q, "
