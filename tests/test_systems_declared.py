@@ -10,6 +10,7 @@ import pytest
 
 from rlm_docs import systems
 from rlm_docs.cli import main
+from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget
@@ -20,7 +21,7 @@ from rlm_docs.systems import SystemConfig
 from rlm_docs.systems.base import answer_call, finish, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
 from rlm_docs.systems.registry import declaration, register, unregister
-from rlm_docs.systems.replies import answer_format, page_block
+from rlm_docs.systems.replies import answer_format
 from tests.fixtures.eval.support import QUESTIONS, build_store
 
 NAME = "toy-pages"

@@ -1,4 +1,6 @@
-"""The marked context string a root model sees, and where each page sits inside it.
+"""How pages are marked in text a model reads, declared once with the patterns that read them
+back: the marked context string a root model sees (and where each page sits inside it), and the
+block of one retrieved page in a baseline's prompt (`page_block`).
 
 Exact form (MADQA's marked corpus): for each document
 
@@ -17,12 +19,24 @@ same pages, and `render` of the parsed pages gives the identical string.
 starts: the `[FILE:` header for a document's first page, the `[PAGE i]` marker otherwise. A
 document's `[END FILE]` line and the blank separator after it belong to its last page, so every
 offset of the rendered string maps to exactly one (document, page) by binary search.
+
+A retrieved page in a prompt (`page_block`, MADQA's baselines show file name and page with
+each) is `[FILE: {name} | PAGE: {n}]\n{text}\n[END PAGE]`; `page_blocks` and `rendered_pages`
+read either form back, for whoever must find the pages in a prompt (the offline model).
+(The sandbox's `pages()` output has its own `=== DOC page N ===` lines: the sandbox knows nothing
+of rlm-docs.)
 """
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+FILE_HEADER = re.compile(r"\[FILE: (.+?) \| TOTAL PAGES: (\d+)\]\n")
+_RENDERED_PAGE = re.compile(r"^\[PAGE (\d+)\]\n(.*?)\n\[END PAGE \1\]$", re.M | re.S)
+_PAGE_BLOCK = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]\n(.*?)\n\[END PAGE\]", re.M | re.S)
+TRUNCATED = "\n[... page truncated ...]"
 
 
 def file_header(name: str, num_pages: int) -> str:
@@ -50,6 +64,28 @@ def render_documents(names: Sequence[str], page_counts: Sequence[int], texts: Se
     if g != len(texts):
         raise ValueError(f"page counts sum to {g} but {len(texts)} page texts were given")
     return "".join(parts)
+
+
+def rendered_pages(text: str) -> list[tuple[str, str, str]]:
+    """(document, page, body) of every page of a rendered corpus (or a prefix of one)."""
+    heads = [m for m in FILE_HEADER.finditer(text) if m.start() == 0 or text[m.start() - 1] == "\n"]
+    out = []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        for m in _RENDERED_PAGE.finditer(text, head.end(), end):
+            out.append((head.group(1), m.group(1), m.group(2)))
+    return out
+
+
+def page_block(document: str, page: int, text: str, max_chars: int) -> str:
+    """One retrieved page as shown to a model, its text cut to `max_chars` (and said so)."""
+    body = text if len(text) <= max_chars else text[:max_chars] + TRUNCATED
+    return f"[FILE: {document} | PAGE: {page}]\n{body}\n[END PAGE]"
+
+
+def page_blocks(text: str) -> list[tuple[str, str, str]]:
+    """(document, page, body) of every `page_block` in `text`, in order."""
+    return _PAGE_BLOCK.findall(text)
 
 
 def page_starts(

@@ -7,15 +7,14 @@ Blank lines between documents are skipped; anything else out of place is an erro
 file, the document and the page.
 """
 
-import re
 from pathlib import Path
 
 from rlm_docs.corpus.document import Document
-from rlm_docs.corpus.render import file_footer
+from rlm_docs.corpus.render import FILE_HEADER, file_footer
 from rlm_docs.errors import IngestError
 from rlm_docs.ingest.source import ReadResult
 
-_HEADER = re.compile(r"\[FILE: (.+?) \| TOTAL PAGES: (\d+)\]\n")
+_HEADER = FILE_HEADER
 
 
 def looks_marked(text: str) -> bool:

@@ -31,14 +31,11 @@ import json
 import re
 from collections.abc import Callable
 
+from rlm_docs.corpus.render import page_blocks, rendered_pages
 from rlm_docs.offline.question import QUANT, terms, years
 from rlm_docs.offline.reader import NOT_FOUND, read, stem
 from rlm_docs.offline.repl.readings import NUMBER
 
-_PAGE = re.compile(r"^\[FILE: (.+?) \| PAGE: (\d+)\]\n(.*?)\n\[END PAGE\]", re.M | re.S)
-# The rendered corpus (rlm_docs.corpus.render): file headers, then [PAGE n] ... [END PAGE n].
-_FILE = re.compile(r"^\[FILE: (.+?) \| TOTAL PAGES: \d+\]$", re.M)
-_RENDERED_PAGE = re.compile(r"^\[PAGE (\d+)\]\n(.*?)\n\[END PAGE \1\]$", re.M | re.S)
 _NOTE = re.compile(r"^\[NOTE \d+ \| [^\n]*\]\n(.*?)\n\[END NOTE\]$", re.M | re.S)
 NOT_RELEVANT = "NO RELEVANT TEXT"
 LONG_CONTEXT_READS = 8
@@ -75,7 +72,7 @@ def _best_reading(
     wanted = {stem(t) for t in terms(question)}
     bonus = 0.25 if prefer_amounts and QUANT.search(question) else 0.0
     best: tuple[float, str, dict | None] = (0.0, "", None)
-    for rank, (doc, page, body) in enumerate(_PAGE.findall(text) if blocks is None else blocks):
+    for rank, (doc, page, body) in enumerate(page_blocks(text) if blocks is None else blocks):
         line = read(f"Question: {question}\n{body}", limit=1)
         if line == NOT_FOUND:
             continue
@@ -137,17 +134,6 @@ def static_rag_reply(messages: list[dict]) -> str:
 
 def _questions(prompt: str) -> list[str]:
     return re.findall(r"^Question:\s*(.+)$", prompt, re.M)
-
-
-def rendered_pages(text: str) -> list[tuple[str, str, str]]:
-    """(document, page, body) of every page of a rendered corpus (or a prefix of one)."""
-    heads = list(_FILE.finditer(text))
-    out = []
-    for i, head in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        for m in _RENDERED_PAGE.finditer(text, head.end(), end):
-            out.append((head.group(1), m.group(1), m.group(2)))
-    return out
 
 
 def long_context_reply(messages: list[dict]) -> str:

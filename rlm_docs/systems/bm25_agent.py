@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import Iteration
 from rlm_docs.governor import Budget, Governor
@@ -18,7 +19,7 @@ from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
 from rlm_docs.systems.registry import register
-from rlm_docs.systems.replies import answer_format, page_block
+from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.tool_loop import finish_agent, run_turns
 from rlm_docs.templates import render
 

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 from rlm_docs.corpus import coordinates
+from rlm_docs.corpus.render import page_block
 from rlm_docs.corpus.sections import read_section
 from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.prediction import Prediction
@@ -36,7 +37,7 @@ from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
 from rlm_docs.systems.registry import register
-from rlm_docs.systems.replies import answer_format, page_block
+from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
 from rlm_docs.systems.tool_loop import finish_agent, run_turns, unique_pages
 from rlm_docs.templates import render

@@ -49,9 +49,3 @@ def answer_format(label: str) -> str:
     answer record as JSON, which wins over a format the question asks for (its values go in
     `values`); `label` names where the model reads a page's file name."""
     return render("answer_format", label=label)
-
-
-def page_block(document: str, page: int, text: str, max_chars: int) -> str:
-    """One retrieved page as shown to the model (MADQA shows file name and page with each)."""
-    body = text if len(text) <= max_chars else text[:max_chars] + "\n[... page truncated ...]"
-    return f"[FILE: {document} | PAGE: {page}]\n{body}\n[END PAGE]"

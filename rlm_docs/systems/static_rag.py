@@ -8,6 +8,7 @@ contains the answer, else all k pages (the evidence the answer could have come f
 import time
 from dataclasses import dataclass
 
+from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
@@ -19,7 +20,7 @@ from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
 from rlm_docs.systems.registry import register
-from rlm_docs.systems.replies import answer_format, page_block, read_reply
+from rlm_docs.systems.replies import answer_format, read_reply
 from rlm_docs.templates import render
 
 

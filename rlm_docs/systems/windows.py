@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlm_docs.systems.replies import page_block
+from rlm_docs.corpus.render import page_block
 from rlm_docs.tokens import count_tokens, encode, encoding
 
 # Tokens of the markers around a page in the rendered corpus ([PAGE n] ... [END PAGE n], plus a
