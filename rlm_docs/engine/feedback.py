@@ -1,6 +1,7 @@
 """What the root model is shown after its cells ran, rendered from the turn's `CodeBlock` records.
 
-One renderer per prompt family, chosen by the prompt's name: `madqa` keeps rlms' format (every
+The engine's own notes (a cell's warning, the reset of a finishing turn that raised) are written
+here too. One renderer per prompt family, chosen by the prompt's name: `madqa` keeps rlms' format (every
 block is echoed back with its output), `docs` shows only what is new (the model has its code in
 its own reply). Both read the same record fields: what a cell printed (`stdout`), the engine's
 warning about it (`extra["warning"]`, e.g. a page cited unread), its error (`stderr`) and
@@ -18,6 +19,20 @@ NO_CODE = (
     "FINAL(answer) / FINAL_VAR(variable) on its own line outside code."
 )
 RESTARTED = "\n[The REPL was restarted: variables from earlier turns are gone.]"
+UNREADY = (
+    'answer["ready"] was set, but code in this turn raised an error, so the run did not '
+    'finish. Fix the error, then set answer["ready"] = True again.'
+)
+
+
+def unread_warning(pages: list[tuple[str, int]]) -> str:
+    """The warning on a cell that cited pages it had not read (allowed: a search snippet may
+    be enough, but the model should know it has not seen the page)."""
+    shown = ", ".join(f"{doc} p.{page}" for doc, page in pages)
+    return (
+        f"\n[note: cited without reading it with page/pages/read_section: {shown}; "
+        "read a page before relying on it]\n"
+    )
 
 
 def warning(block: CodeBlock) -> str:

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.engine import finishing, prompts
+from rlm_docs.engine.feedback import UNREADY, unread_warning
 from rlm_docs.engine.feedback import render as render_feedback
 from rlm_docs.engine.feedback import warning as cell_warning
 from rlm_docs.engine.host_functions import HostFunctions
@@ -345,11 +346,7 @@ class TurnLoop:
         unread = [c for c in new if (c["file"], c["page"]) not in read]
         if not unread:
             return ""
-        pages = ", ".join(f"{c['file']} p.{c['page']}" for c in unread)
-        return (
-            f"\n[note: cited without reading it with page/pages/read_section: {pages}; "
-            "read a page before relying on it]\n"
-        )
+        return unread_warning([(c["file"], c["page"]) for c in unread])
 
     def _ready_answer(self, sb: CorpusSandbox) -> tuple[bool, Any, str | None]:
         """(ready, content, problem) of the `answer` dict."""
@@ -403,10 +400,7 @@ class TurnLoop:
     def _unready(self, sb: CorpusSandbox, answer: dict[str, Any]) -> str:
         """Undo `answer["ready"]` after a cell error; the note the model sees about it."""
         sb.set("answer", answer | {"ready": False})
-        return (
-            'answer["ready"] was set, but code in this turn raised an error, so the run did not '
-            'finish. Fix the error, then set answer["ready"] = True again.'
-        )
+        return UNREADY
 
     def _purpose(self, role: str, code_runs: bool = True) -> Purpose:
         """What a call of this run is for, handed to the model client as data."""
