@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from rlm_docs.call_purpose import ROLE_HEADER, SYSTEM_HEADER
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Governor
-from rlm_docs.models.purpose import ROLE_HEADER, SYSTEM_HEADER
 from rlm_docs.systems import SystemConfig, make_system
 from tests.fixtures.eval.support import DOCS as EVAL_DOCS
 from tests.fixtures.eval.support import QUESTIONS

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.governor import Budget, Ledger
 from rlm_docs.models import ScriptedClient
-from rlm_docs.models.purpose import Purpose
 from sandbox import Limits
 
 DOCS = {

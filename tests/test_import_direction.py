@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "private_dir",
         "answer_record",
         "linear_regex",
+        "call_purpose",
     ),
     ("templates", "output_paths", "answer_parsing", "trec_labels"),
     ("corpus", "questions"),

@@ -3,9 +3,9 @@
 import json
 from dataclasses import replace
 
+from rlm_docs.call_purpose import Purpose, calling
 from rlm_docs.models import make_client
 from rlm_docs.models.offline import OfflineClient
-from rlm_docs.models.purpose import Purpose, calling
 from rlm_docs.offline import detect_role
 from rlm_docs.offline.question import terms, years
 from rlm_docs.offline.reader import NOT_FOUND, read

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 import pytest
 
 from rlm_docs import systems
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.cli import main
 from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget
 from rlm_docs.models import make_client
-from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import baseline_reply, static_rag_reply
 from rlm_docs.systems import SystemConfig
 from rlm_docs.systems.base import answer_call, finish, new_trajectory

@@ -1,10 +1,10 @@
 import json
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.render import page_block
 from rlm_docs.eval.dataset import load_questions
 from rlm_docs.governor import Governor
-from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline import detect_role
 from rlm_docs.offline.baselines import baseline_reply
 from rlm_docs.systems import SystemConfig, make_system

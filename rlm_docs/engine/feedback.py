@@ -1,12 +1,12 @@
 """What the root model is shown after its cells ran, rendered from the turn's `CodeBlock` records.
 
 The engine's own notes (a cell's warning, the reset of a finishing turn that raised) are written
-here too. One renderer per prompt family, chosen by the prompt's name: `madqa` keeps rlms' format (every
-block is echoed back with its output), `docs` shows only what is new (the model has its code in
-its own reply). Both read the same record fields: what a cell printed (`stdout`), the engine's
-warning about it (`extra["warning"]`, e.g. a page cited unread), its error (`stderr`) and
-whether the worker was restarted. The records are what the trajectory keeps, so what the model
-saw can be rebuilt from a trajectory file.
+here too. One renderer per prompt family, chosen by the prompt's name: `madqa` keeps rlms'
+format (every block is echoed back with its output), `docs` shows only what is new (the model
+has its code in its own reply). Both read the same record fields: what a cell printed
+(`stdout`), the engine's warning about it (`extra["warning"]`, e.g. a page cited unread), its
+error (`stderr`) and whether the worker was restarted. The records are what the trajectory
+keeps, so what the model saw can be rebuilt from a trajectory file.
 """
 
 from collections.abc import Callable

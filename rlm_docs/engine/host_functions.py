@@ -21,12 +21,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.engine.memory import NOTE_CHARS, NOTE_PAGES, Memory
 from rlm_docs.engine.records import SubCall, Trajectory
 from rlm_docs.errors import CorpusError, RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
-from rlm_docs.models.purpose import Purpose
 
 # (prompt, context) -> (answer text, the child run's trajectory)
 Spawn = Callable[[str, str | None], tuple[str, Trajectory]]
@@ -76,7 +76,7 @@ class HostFunctions:
         purpose: Purpose | None = None,
     ) -> None:
         self.gov = gov
-        # What each sub-call is for, as the model client sees it (`models.purpose`).
+        # What each sub-call is for, as the model client sees it (`rlm_docs.call_purpose`).
         self.purpose = purpose or Purpose("sub", question=question[1])
         self.memory = memory  # `rlm_docs.engine.memory`: replies reused, notes kept
         self.question_id, self.question = question

@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.call_purpose import ENGINE, Purpose
 from rlm_docs.engine import finishing, prompts
 from rlm_docs.engine.feedback import UNREADY, unread_warning
 from rlm_docs.engine.feedback import render as render_feedback
@@ -65,7 +66,6 @@ from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.errors import RlmDocsError
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.models import Client, Completion
-from rlm_docs.models.purpose import ENGINE, Purpose
 from rlm_docs.repl import CorpusSandbox
 from rlm_docs.templates import render
 from sandbox import Limits

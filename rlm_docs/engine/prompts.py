@@ -2,7 +2,7 @@
 metadata the root model sees.
 
 What a request is for (root turn, extraction; which prompt, with or without sub-calls) is not
-written into the prompts: each call carries it as data (`rlm_docs.models.purpose`).
+written into the prompts: each call carries it as data (`rlm_docs.call_purpose`).
 
 The root never sees corpus text, only a summary: counts, every document within a token budget
 (`rlm_docs.engine.summary`) and, for small corpora, the top of each table of contents.

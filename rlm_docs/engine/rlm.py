@@ -25,6 +25,7 @@ from typing import Any
 
 from rlm_docs.answer_parsing import from_structured, heuristic_answer, parse_answer
 from rlm_docs.answer_record import REFUSAL, Answer
+from rlm_docs.call_purpose import ENGINE, Purpose
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import prompts
 from rlm_docs.engine.citation_check import with_fallback
@@ -39,7 +40,6 @@ from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
 from rlm_docs.governor.exceeded import LABELS, format_amount
 from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
-from rlm_docs.models.purpose import ENGINE, Purpose
 from rlm_docs.templates import render
 from sandbox import Limits
 

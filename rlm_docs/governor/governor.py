@@ -24,6 +24,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose, calling
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor.budget import Budget
 from rlm_docs.governor.exceeded import BudgetExceeded, format_amount
@@ -33,7 +34,6 @@ from rlm_docs.models.base import Client, Completion, Usage
 from rlm_docs.models.deadline import call_deadline
 from rlm_docs.models.errors import ModelUnavailableError
 from rlm_docs.models.prices import Price, price_of, to_nano
-from rlm_docs.models.purpose import Purpose, calling
 from rlm_docs.tokens import count_message_tokens
 
 # Consumable axes shared with ancestors; costs are held in integer nano-dollars.
@@ -231,9 +231,13 @@ class Governor:
         PromptTooLarge for a prompt over the per-call cap. The call must end by the wall-time
         deadline: the client gets the time left as its request timeout and stops retrying past
         it, and a call that ran out of time raises BudgetExceeded("wall_s"). The client sees
-        the call's `purpose` (`models.purpose`; by default just its `role`) as data."""
+        the call's `purpose` (`rlm_docs.call_purpose`; by default just its `role`) as data."""
         if role not in ROLES:
             raise ConfigError(f"governor call role {role!r}: expected one of {', '.join(ROLES)}")
+        if purpose is not None and purpose.role != role:
+            raise ConfigError(
+                f"governor call role {role!r} differs from its purpose's {purpose.role!r}"
+            )
         depth = self.depth if depth is None else depth
         if depth > self.budget.max_depth:
             raise BudgetExceeded("depth", self.budget.max_depth, depth)

@@ -13,11 +13,11 @@ import httpx
 import openai
 from openai.types.chat import ChatCompletion
 
+from rlm_docs.call_purpose import current
 from rlm_docs.models.base import Completion
 from rlm_docs.models.endpoints import is_official
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
-from rlm_docs.models.purpose import current
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
 from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.models.spec import ModelSpec
@@ -123,7 +123,7 @@ class OpenAIClient:
         max_tokens: int | None = None,
         **params: Any,
     ) -> Completion:
-        """One chat completion, retried on transient failures. The call's role (`models.purpose`)
+        """One chat completion, retried on transient failures. The call's role (`rlm_docs.call_purpose`)
         goes to the endpoint in request headers, never into the messages."""
         started = time.perf_counter()
         kwargs = (

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose, current
 from rlm_docs.errors import ConfigError, ModelError
 from rlm_docs.models.base import Completion, Usage, UsageSource
 from rlm_docs.models.prices import PricesArg, load_prices
-from rlm_docs.models.purpose import Purpose, current
 from rlm_docs.tokens import clip_tokens, count_message_tokens
 
 Entry = str | dict | Exception | Callable[[list[dict]], Any]
@@ -40,7 +40,7 @@ class ScriptedClient:
         self.spec = spec or f"scripted:{model}"
         self.price = load_prices(prices).lookup(model)
         self.calls: list[list[dict]] = []
-        self.purposes: list[Purpose | None] = []  # each call's purpose (`models.purpose`)
+        self.purposes: list[Purpose | None] = []  # each call's purpose (`rlm_docs.call_purpose`)
         self._responses = list(responses)
         self._next = 0
         self._lock = threading.Lock()

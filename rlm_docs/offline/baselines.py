@@ -2,7 +2,7 @@
 `long-context`, `map-reduce`).
 
 A baseline names its policy in each call's purpose (`Purpose(system=..., prompt=NAME)`, see
-`rlm_docs.models.purpose`); the offline policy (`policy.py`) hands such requests here, so
+`rlm_docs.call_purpose`); the offline policy (`policy.py`) hands such requests here, so
 baselines use `offline` like any model. A system declared elsewhere brings its own policy
 (`add_policy`, called when it is registered: `rlm_docs.systems.registry`); a name with no policy
 is an error, never another system's.

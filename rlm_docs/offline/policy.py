@@ -1,6 +1,6 @@
 """The offline policy's entry point: which policy answers a request, and its reply.
 
-The policy is chosen by the call's `Purpose` (`rlm_docs.models.purpose`), the data its caller
+The policy is chosen by the call's `Purpose` (`rlm_docs.call_purpose`), the data its caller
 hands the governor, never by the prompt's wording: role `extract` -> the JSON of a
 deterministic parse of the response (`rlm_docs.answer_parsing.heuristic_answer`); a root turn
 of system `rlm` -> the root policy (`root`); a call of any other named system -> that system's
@@ -15,7 +15,7 @@ import json
 from dataclasses import asdict
 
 from rlm_docs.answer_parsing import heuristic_answer
-from rlm_docs.models.purpose import ENGINE, Purpose
+from rlm_docs.call_purpose import ENGINE, Purpose
 from rlm_docs.offline.baselines import baseline_reply
 from rlm_docs.offline.reader import read
 from rlm_docs.offline.rlms_root import is_rlms, rlms_reply

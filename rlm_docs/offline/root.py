@@ -16,7 +16,7 @@ says `FINAL(No answer found in the documents.)` when nothing was printed as read
 
 import re
 
-from rlm_docs.models.purpose import Purpose
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.offline import workloads
 from rlm_docs.offline.computation import computation
 from rlm_docs.offline.question import (

@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
-from rlm_docs.models.purpose import Purpose
 from rlm_docs.questions import Question
 from rlm_docs.systems.registry import declaration
 from rlm_docs.systems.replies import Reply, read_reply
@@ -102,8 +102,8 @@ def answer_call(
     purpose: Purpose,
 ) -> Reply | None:
     """One root step and one answering call for `purpose` (which system asks, in which prompt:
-    `models.purpose`), parsed into `prediction` (answer record, raw answer) and the trajectory
-    `record` (closed here). None when the budget refused the call (`budget` stop, the refusal
+    `rlm_docs.call_purpose`), parsed into `prediction` (answer record, raw answer) and the
+    trajectory `record` (closed here). None when the budget refused the call (`budget` stop, the refusal
     as the record's notice) or the call failed (`error` stop)."""
     try:
         governor.step()

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import Iteration

@@ -114,7 +114,7 @@ class Declaration:
     """One system. `factory(config)` builds it (`config.options` is the recorded dict; read it
     with `typed`). `calls(budget, options)`: the most model calls one question makes, a judge's
     call aside. `offline`: the offline model's replies by the policy name its calls carry
-    (`Purpose(prompt=NAME)`, `rlm_docs.models.purpose`), or one sentence naming the offline
+    (`Purpose(prompt=NAME)`, `rlm_docs.call_purpose`), or one sentence naming the offline
     policy that answers it otherwise (the engine's root policy, rlms' policy). `prompts`: its
     template names."""
 

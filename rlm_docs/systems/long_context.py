@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.governor.prompt_cap import MAX_PROMPT_CHARS
 from rlm_docs.models import context_window_of, make_client
-from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import long_context_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory

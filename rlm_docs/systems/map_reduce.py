@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.host_functions import HostFunctions, logged_prompt
 from rlm_docs.engine.prediction import Prediction
@@ -25,7 +26,6 @@ from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.models import make_client
-from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import map_reply, reduce_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory

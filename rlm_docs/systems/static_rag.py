@@ -8,13 +8,13 @@ contains the answer, else all k pages (the evidence the answer could have come f
 import time
 from dataclasses import dataclass
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
-from rlm_docs.models.purpose import Purpose
 from rlm_docs.offline.baselines import static_rag_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, finish, new_trajectory

@@ -7,7 +7,8 @@ a context variable, as it does the deadline (`models.deadline`), so no client si
 Clients that use it: the `offline` model chooses its policy by it (never by the prompt's
 wording), and the OpenAI client names the role to the endpoint in request headers
 (`ROLE_HEADER`, `SYSTEM_HEADER`), where a proxy or a person in the model's seat can tell an
-extraction call from a root turn. Nothing is added to what the model reads.
+extraction call from a root turn. Nothing is added to what the model reads. It depends on
+nothing, so every layer that makes or answers a call (the offline policy included) may read it.
 """
 
 from collections.abc import Iterator
