@@ -6,7 +6,6 @@ Usage is counted with tiktoken; the cost is always 0.
 import time
 from typing import Any
 
-from rlm_docs.call_purpose import current
 from rlm_docs.models.base import Completion, Usage
 from rlm_docs.offline import reply
 from rlm_docs.tokens import count_message_tokens, count_tokens
@@ -34,7 +33,7 @@ class OfflineClient:
     ) -> Completion:
         """Deterministic reply for the call's purpose (`rlm_docs.call_purpose`); cost 0."""
         start = time.perf_counter()
-        text = reply(messages, current())
+        text = reply(messages)
         usage = Usage(count_message_tokens(messages), count_tokens(text), 0)
         return Completion(
             text=text,

@@ -15,7 +15,7 @@ import json
 from dataclasses import asdict
 
 from rlm_docs.answer_parsing import heuristic_answer
-from rlm_docs.call_purpose import ENGINE, Purpose
+from rlm_docs.call_purpose import ENGINE, Purpose, current
 from rlm_docs.offline.baselines import baseline_reply
 from rlm_docs.offline.reader import read
 from rlm_docs.offline.rlms_root import is_rlms, rlms_reply
@@ -25,8 +25,8 @@ from rlm_docs.offline.workloads import classification_reply
 
 def detect_role(messages: list[dict], purpose: Purpose | None = None) -> str:
     """`root`, `baseline`, `rlms`, `extract` or `sub`: which policy answers (see the module
-    docstring); no purpose is an unnamed sub-call."""
-    purpose = purpose or Purpose("sub")
+    docstring); no purpose (none given, no call in progress) is an unnamed sub-call."""
+    purpose = purpose or current() or Purpose("sub")
     if purpose.role == "extract":
         return "extract"
     if purpose.system == ENGINE:
@@ -47,7 +47,9 @@ def extract_reply(messages: list[dict]) -> str:
 
 
 def reply(messages: list[dict], purpose: Purpose | None = None) -> str:
-    """The deterministic reply to `messages` for the call's `purpose`."""
+    """The deterministic reply to `messages` for the call's `purpose` (by default the purpose of
+    the call in progress, so a client of one's own may just call `reply(messages)`)."""
+    purpose = purpose or current()
     role = detect_role(messages, purpose)
     if role == "root" and purpose is not None:
         return root_reply(messages, purpose)
