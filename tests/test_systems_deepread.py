@@ -3,6 +3,7 @@ the half-open ReadSection, a budget stop, the turn limit and the decomposition r
 
 import json
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import Corpus, coordinates
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.eval.decomposition import decompose
@@ -49,7 +50,7 @@ def test_sections_hold_their_own_paragraphs_and_the_toc_counts_them(tmp_path):
     system, gov, _ = _system(tmp_path, [ANSWER])
     system.answer(QUESTION, gov)
     prompt = system.client.calls[0][0]["content"]
-    assert prompt.startswith("[rlm-docs:baseline deepread]")
+    assert system.client.purposes[0] == Purpose("root", "deepread", "deepread", QUESTION.question)
     assert "s2 Results — 4 paragraphs, " in prompt and "tokens, p. 1" in prompt
     assert "report (2 pages)" in prompt
 

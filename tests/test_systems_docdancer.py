@@ -61,7 +61,7 @@ def test_read_sends_the_sections_and_the_goal_to_the_reader(tmp_path):
     p = system.answer(QUESTION, gov)
     assert (p.answer, p.steps, p.sub_calls) == (["$4.2 billion"], 3, 1)
     prompt = system.sub_client.calls[0][0]["content"]
-    assert prompt.startswith("[rlm-docs:baseline docdancer-read]")
+    assert system.sub_client.purposes[0].prompt == "docdancer-read"
     assert "Goal: Acme revenue for 2022" in prompt
     assert "Evidence in document:" in prompt and "Summary:" in prompt
     assert "[FILE: report | PAGE: 1]" in prompt and "Revenue was $4.2 billion" in prompt

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from rlm_docs.call_purpose import current
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.eval.decomposition import decompose
@@ -38,12 +39,12 @@ def _sub(labels):
     """A sub-model answering clue, screening and difficulty prompts; `labels` by page."""
 
     def reply(messages):
-        prompt = messages[0]["content"]
-        if prompt.startswith("[rlm-docs:baseline sleuth-clue]"):
+        kind = current().prompt  # the call's purpose says which prompt it is
+        if kind == "sleuth-clue":
             return CLUE if _page(messages) == 1 else "CLUE: none"
-        if prompt.startswith("[rlm-docs:baseline sleuth-screen]"):
+        if kind == "sleuth-screen":
             return labels[_page(messages)]
-        assert prompt.startswith("[rlm-docs:baseline sleuth-difficulty]")
+        assert kind == "sleuth-difficulty"
         return "DIFFICULTY: easy\nSTRATEGY: read the figure off page 1."
 
     return reply
@@ -91,7 +92,7 @@ def test_ir_pages_are_dropped_and_the_decision_gets_the_rest(tmp_path):
     p = system.answer(QUESTION, gov)
     assert (p.answer, p.steps, p.sub_calls, p.stop_reason) == (["$4.2 billion"], 1, 7, "final")
     decision = system.client.calls[0][0]["content"]
-    assert decision.startswith("[rlm-docs:baseline sleuth-decide]")
+    assert system.client.purposes[0].prompt == "sleuth-decide"
     assert "[FILE: acme | PAGE: 1]" in decision and "[FILE: acme | PAGE: 2]" in decision
     assert "[FILE: acme | PAGE: 3]" not in decision  # IR: dropped
     assert decision.index("Label: CR") < decision.index("Label: R (segments)")

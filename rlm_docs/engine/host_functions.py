@@ -78,6 +78,9 @@ class HostFunctions:
         self.gov = gov
         # What each sub-call is for, as the model client sees it (`rlm_docs.call_purpose`).
         self.purpose = purpose or Purpose("sub", question=question[1])
+        # A prompt's own purpose, where the caller built prompts of several kinds (a pipeline
+        # whose batch mixes two templates); a prompt not listed has `purpose`.
+        self.purposes: dict[str, Purpose] = {}
         self.memory = memory  # `rlm_docs.engine.memory`: replies reused, notes kept
         self.question_id, self.question = question
         self.reused = 0  # sub-calls answered from the memory, without a model call
@@ -182,7 +185,7 @@ class HostFunctions:
                 [{"role": "user", "content": prompt}],
                 role="sub",
                 depth=self.gov.depth,
-                purpose=self.purpose,
+                purpose=self.purposes.get(prompt, self.purpose),
             )
         except RlmDocsError as exc:
             self._record(

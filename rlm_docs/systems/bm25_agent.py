@@ -87,8 +87,16 @@ class Bm25Agent:
             self.config, self.name, question, max_iterations=self.max_iterations
         )
         tools = {"SEARCH": self._tool_search}
+        purpose = Purpose("root", self.name, "bm25-agent", question.question)
         out = run_turns(
-            self.client, governor, trajectory, messages, tools, self.max_iterations, LAST_TURN
+            self.client,
+            governor,
+            trajectory,
+            messages,
+            tools,
+            self.max_iterations,
+            LAST_TURN,
+            purpose,
         )
         return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import coordinates
 from rlm_docs.corpus.coordinates import Paragraph, ParagraphIndex
 from rlm_docs.engine.prediction import Prediction
@@ -237,6 +238,7 @@ class DeepRead:
             tools,
             self.options.max_iterations,
             LAST_TURN,
+            Purpose("root", self.name, "deepread", question.question),
         )
         return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 

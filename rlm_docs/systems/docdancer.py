@@ -23,6 +23,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import coordinates
 from rlm_docs.corpus.render import page_block
 from rlm_docs.corpus.sections import read_section
@@ -179,7 +180,8 @@ class DocDancer:
         trajectory = new_trajectory(
             self.config, self.name, question, max_iterations=self.options.max_iterations
         )
-        host = HostFunctions(governor, self.sub_client, corpus=self.corpus)
+        reads = Purpose("sub", self.name, "docdancer-read", question.question)
+        host = HostFunctions(governor, self.sub_client, corpus=self.corpus, purpose=reads)
         searched = False
 
         def search(args: str, record: Iteration) -> str:
@@ -200,6 +202,7 @@ class DocDancer:
             {"SEARCH": search, "READ": read},
             self.options.max_iterations,
             LAST_TURN,
+            Purpose("root", self.name, "docdancer", question.question),
         )
         return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 

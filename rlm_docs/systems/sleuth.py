@@ -25,6 +25,7 @@ import re
 import time
 from dataclasses import dataclass
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.host_functions import HostFunctions
@@ -153,8 +154,9 @@ class Sleuth:
         prompts = []
         for p in asked:
             block = page_block(p.file, p.page, p.text, self.options.max_page_chars)
-            prompts.append(render("sleuth_clue", page=block, question=question))
-            prompts.append(render("sleuth_screen", page=block, question=question))
+            for kind in ("clue", "screen"):
+                prompts.append(render(f"sleuth_{kind}", page=block, question=question))
+                host.purposes[prompts[-1]] = Purpose("sub", self.name, f"sleuth-{kind}", question)
         replies: list[str] = []
         if prompts:
             try:
@@ -212,10 +214,10 @@ class Sleuth:
             + (_clue_text(p.clues) or "- no clue")
             for p in pages
         )
+        prompt = render("sleuth_difficulty", clues=summary or "(no page)", question=question)
+        host.purposes[prompt] = Purpose("sub", self.name, "sleuth-difficulty", question)
         try:
-            reply = host.llm_query(
-                render("sleuth_difficulty", clues=summary or "(no page)", question=question)
-            )
+            reply = host.llm_query(prompt)
         except BudgetExceeded as exc:
             return None, exc.axis
         found = _STRATEGY.search(reply)
@@ -269,7 +271,10 @@ class Sleuth:
         )
         messages = [{"role": "user", "content": prompt}]
         record.prompt = messages
-        reply = answer_call(self.client, trajectory, governor, messages, record, prediction)
+        decide = Purpose("root", self.name, "sleuth-decide", question.question)
+        reply = answer_call(
+            self.client, trajectory, governor, messages, record, prediction, purpose=decide
+        )
         if reply is not None:
             table = evidence_table(prediction.raw_answer)
             record.extra["evidence"] = table

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_docs.call_purpose import Purpose
 from rlm_docs.engine.citation_check import validate
 from rlm_docs.engine.loop import answer_text
 from rlm_docs.engine.prediction import Prediction
@@ -50,9 +51,11 @@ def run_turns(
     tools: Mapping[str, Tool],
     max_turns: int,
     last_turn: str,
+    purpose: Purpose,
 ) -> Outcome:
     """Turns until an answer, the turn limit or a refused forced turn (module docstring);
-    `messages` (system prompt and question) grow with every turn."""
+    `messages` (system prompt and question) grow with every turn; every call is for `purpose`
+    (which agent asks, in which prompt: `rlm_docs.call_purpose`)."""
     names = tuple(tools)
     reply: Reply | None = None
     stop_reason, error, sent, raw = "forced", None, 0, ""
@@ -66,13 +69,13 @@ def run_turns(
         try:
             try:
                 governor.step()
-                completion = governor.call(client, list(messages), role="root")
+                completion = governor.call(client, list(messages), role="root", purpose=purpose)
             except BudgetExceeded as exc:
                 last, stop_reason, axis = True, "budget", exc.axis
                 messages.append({"role": "user", "content": f"{exc}. {last_turn}"})
                 record.prompt, record.forced = messages[sent - 1 :], True
                 sent = len(messages)
-                completion = governor.call(client, list(messages), role="root")
+                completion = governor.call(client, list(messages), role="root", purpose=purpose)
         except BudgetExceeded:  # even the final answering turn is refused
             trajectory.close(record)
             break
