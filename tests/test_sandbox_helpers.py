@@ -76,7 +76,9 @@ def test_sections_helpers(sb):
 
 def test_corpus_facade_exposes_only_helpers(sb):
     assert sb.run("corpus.page('beta_filing', 2)").stdout == "'Signatures page.'\n"
-    names = "['files', 'grep', 'lines', 'locate', 'page', 'pages', 'read_section', 'search', 'toc']\n"
+    names = (
+        "['files', 'grep', 'lines', 'locate', 'page', 'pages', 'read_section', 'search', 'toc']\n"
+    )
     assert sb.run("sorted(dir(corpus))").stdout == names
     assert "not allowed" in sb.run("getattr(corpus.page, '__closure__')").error
 
