@@ -336,11 +336,9 @@ class TurnLoop:
                         sub_calls=self.host.calls,
                         sub_calls_omitted=self.host.omitted,
                         restarted=r.restarted,
-                        extra={
-                            "batches": self.host.block_batches,
-                            "read": self._new_pages("read", sb.pages_read()),
-                            "seen": self._new_pages("seen", sb.pages_seen()),
-                        },
+                        batches=self.host.block_batches,
+                        read=self._new_pages("read", sb.pages_read()),
+                        seen=self._new_pages("seen", sb.pages_seen()),
                     ),
                 )
             )
