@@ -1,7 +1,8 @@
 """Root-turn cost with the `offline` model: the rendered system prompt per corpus, input tokens
 per root turn and per question, and what the finishing confirmation turn costs.
 
-The rendered prompt is measured for every store given (`--store`, repeatable; default the
+`correct` counts the answers the scorer accepts without a judge (open questions count as
+wrong), so a prompt change is compared at equal accuracy. The rendered prompt is measured for every store given (`--store`, repeatable; default the
 bundled demo corpus): its tokens (cl100k) and those of its corpus summary, the part that grows
 with the corpus. The runs then ask the first store's questions.
 
@@ -27,6 +28,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
 from rlm_docs.engine.prompts import corpus_summary, root_prompt
 from rlm_docs.eval.dataset import load_questions
+from rlm_docs.eval.scoring import score_prediction
 from rlm_docs.governor import Ledger
 from rlm_docs.tokens import count_tokens
 
@@ -46,12 +48,13 @@ def run(store: str, questions: list, confirm: bool) -> dict[str, float]:
     """Totals over `questions` for one setting of the confirmation turn."""
     ledger = Ledger()
     rlm = RLM(store, model="offline", ledger=ledger, confirm_final=confirm)
-    steps, answered = [], 0
+    steps, answered, correct = [], 0, 0
     t0 = time.perf_counter()
     for q in questions:
         pred = rlm.ask(q.question, question_id=q.id)
         steps.append(pred.steps)
         answered += bool(pred.answer)
+        correct += bool(score_prediction(q, pred.to_madqa())["correct"])
     wall = time.perf_counter() - t0
     root = [e for e in ledger.entries if e.role == "root"]
     per_question = ledger.totals(role=None)
@@ -62,6 +65,7 @@ def run(store: str, questions: list, confirm: bool) -> dict[str, float]:
     return {
         "questions": n,
         "answered": answered,
+        "correct": correct,
         "steps/q": statistics.mean(steps),
         "root turns": len(root),
         "input tok/root turn": statistics.mean(e.input_tokens for e in root),
