@@ -79,7 +79,7 @@ def test_a_table_running_onto_the_next_page_is_signalled(helpers):
     assert helpers["pages"]("manual", 1, 1).endswith("[table continues on page 2]")
     assert not continues(TABLE_1, PROSE) and not continues(PROSE, TABLE_1)
     assert continues(TABLE_1, TABLE_2)  # the page number "4" above the rows is skipped
-    assert not is_row("1.8.     Nonqualified Plan I means the plan of 2019.")  # a paragraph
+    assert not is_row("1.8.     Nonqualified Plan I means the plan.")  # a paragraph
     assert not continues(TABLE_1 + "Total      4    5\n", TABLE_2)  # a table ends on its total
     captioned = "Components of deferred tax assets and liabilities\n" + TABLE_2
     assert not continues(TABLE_1, captioned)  # a new table under its caption

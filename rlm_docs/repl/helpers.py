@@ -38,8 +38,8 @@ def _check_int(value: Any, what: str) -> int:
     return value
 
 
-class ReadLog(list):
-    """`[[doc, page], ...]` of the pages read with `page`/`pages`/`read_section`, in first-read
+class ReadLog(list[list[Any]]):
+    """`[[doc, page], ...]` of the pages read with `page`/`pages`/`lines`/`read_section`, in first-read
     order without repeats: the evidence a run falls back on when the model cites nothing. The
     helpers record into it themselves and the worker holds it outside the namespace
     (`Sandbox.pages_read()`; model code gets copies from `pages_read()`), so model code can
