@@ -93,9 +93,10 @@ FIELDS = tuple(f.name for f in fields(Decomposition))
 
 def _sizes(result: CellResult) -> dict[int, int]:
     """{batch number: prompts} of a cell's `llm_query_batched` calls (its `batches`)."""
+    pairs = result.batches if isinstance(result.batches, list) else []
     return {
         n: size
-        for n, size in (pair for pair in result.batches or [] if len(pair) == 2)
+        for n, size in (pair for pair in pairs if isinstance(pair, list) and len(pair) == 2)
         if isinstance(n, int) and isinstance(size, int)
     }
 
