@@ -160,7 +160,11 @@ def test_a_slide_deck_without_headings_gets_one_entry_per_titled_part():
         "Results\nRevenue up",
         "Results\nMargin up",
     ]
-    assert outline(["", "x"])[0]["title"] == "Page 1"
+    scanned = outline(["", " \n", "x"])  # pages without a text layer: one section
+    assert [(e["title"], e["page_start"], e["page_end"]) for e in scanned] == [
+        ("(no text)", 1, 2),
+        ("x", 3, 3),
+    ]
 
 
 def test_a_heading_repeated_on_the_next_pages_is_one_section():

@@ -9,8 +9,8 @@ headings: SEC cover-page boilerplate (`UNITED STATES`, `SECURITIES AND EXCHANGE 
 more pages), which would otherwise cut every section at the next page break. A heading that
 repeats the one before it on a later page (a slide deck titles every slide of a part alike) does
 not start a new section: the section goes on. A document with no heading at all (many slide
-decks) gets one pseudo-section per page, titled by the page's first line; consecutive pages
-with the same first line are one section.
+decks) gets one pseudo-section per page, titled by the page's first line (`(no text)` for a
+page without a text layer); consecutive pages with the same title are one section.
 
 A section runs from its heading to the next heading of the same or a higher level, so it
 includes its subsections and continues across page breaks. A *group* heading (one followed
@@ -190,19 +190,23 @@ def outline(pages: list[str], heads: list[Heading] | None = None) -> list[dict[s
     return entries
 
 
-def _page_title(text: str, number: int) -> str:
-    """A page's first non-blank line (a slide's title), else `Page N`."""
+NO_TEXT_TITLE = "(no text)"
+
+
+def _page_title(text: str) -> str:
+    """A page's first non-blank line (a slide's title), else NO_TEXT_TITLE (a scanned page)."""
     first = next((line for line in text.splitlines() if line.strip()), "")
     title = _clean(first)
-    return title[:TITLE_CHARS] if title else f"Page {number}"
+    return title[:TITLE_CHARS] if title else NO_TEXT_TITLE
 
 
 def page_entries(pages: list[str]) -> list[dict[str, Any]]:
     """The toc of a document without headings: one pseudo-section per page titled by its first
-    line, consecutive pages with the same title (a slide deck's part) as one section."""
+    line, consecutive pages with the same title (a slide deck's part, or pages without text) as
+    one section."""
     entries: list[dict[str, Any]] = []
     for n, text in enumerate(pages, start=1):
-        title = _page_title(text, n)
+        title = _page_title(text)
         if entries and entries[-1]["title"] == title:
             entries[-1]["page_end"] = n
             continue
