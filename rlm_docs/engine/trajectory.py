@@ -29,9 +29,10 @@ Differences from rlms, all additive except the first two:
    (`result.rlm_calls_omitted`).
 4. `result` adds `restarted` (the worker was killed and restarted, e.g. a timeout), `batches`
    (`[number, size]` of the block's `llm_query_batched` calls, the numbers of the calls'
-   `batch`), `read` and `seen` (`[doc, page]` pairs the cell read with page/pages/read_section,
-   and those named by its search/grep/locate results, each pair once per worker); these three
-   are in `CellResult.extra`. The result record of an eval run adds `decomposition`
+   `batch`), `read` and `seen` (`[doc, page]` pairs the cell read with
+   page/pages/lines/read_section, and those named by its search/grep/locate results, each pair
+   once per worker); these three are `CellResult` fields, absent from records of systems that
+   run no model code. The result record of an eval run adds `decomposition`
    (`rlm_docs.eval.decomposition`; in `Result.extra`).
 5. Iterations add `notice` (the governor's soft-limit text fed to the next turn), `usage`
    (tokens and cost of the root call, and `cached_tokens` when the provider served part of the
