@@ -6,7 +6,7 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.corpus.tables import continues, is_row
-from rlm_docs.sandbox.helpers import make_helpers
+from rlm_docs.repl.helpers import make_helpers
 
 # Page 1 ends in the middle of a record ("Instance: Wha" + "t is ..."), page 2 at a line end.
 LOG = [
@@ -55,7 +55,7 @@ def test_lines_are_numbered_as_grep_numbers_them_and_limited_to_pages(helpers):
 
 
 def test_lines_without_doc_read_every_document_and_count_as_reads():
-    from rlm_docs.sandbox.helpers import ReadLog
+    from rlm_docs.repl.helpers import ReadLog
 
     reads = ReadLog()
     helpers = make_helpers(Corpus.from_documents({"a": ["x\n", "y\n"], "b": ["z"]}), reads)

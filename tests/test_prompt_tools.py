@@ -120,7 +120,7 @@ def test_the_docs_prompt_lists_the_importable_modules_and_describes_context():
     the rendered corpus spells them."""
     from rlm_docs.corpus.render import render_documents
     from rlm_docs.engine.prompts import root_prompt
-    from rlm_docs.sandbox.modules import ALLOWED
+    from sandbox.modules import ALLOWED
 
     corpus = Corpus.from_documents({"a": ["x"]})
     text = root_prompt("docs", "q?", corpus, 10)

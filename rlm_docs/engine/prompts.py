@@ -16,8 +16,8 @@ from typing import Any
 from rlm_docs.corpus import sections
 from rlm_docs.engine.summary import documents_summary
 from rlm_docs.errors import ConfigError
-from rlm_docs.sandbox.modules import ALLOWED
 from rlm_docs.templates import fill, load_template, render
+from sandbox.modules import ALLOWED
 
 ROOT_PROMPTS = ("docs", "madqa")
 # The sandbox names each root prompt introduces (None: every name the sandbox offers). A run
