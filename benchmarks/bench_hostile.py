@@ -351,7 +351,7 @@ def case_decompose_deep(tmp: Path) -> dict:
     cpu = time.process_time()
     record = decompose(traj, [], Corpus.load(tmp / "store"))
     figures["cpu_s"] += time.process_time() - cpu
-    figures["note"] = f"{record['cells_unanalysed']} of {record['cells']} cells unanalysed"
+    figures["note"] = f"{record.cells_unanalysed} of {record.cells} cells unanalysed"
     return figures
 
 

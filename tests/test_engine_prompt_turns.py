@@ -35,7 +35,9 @@ def test_docs_turns_show_only_the_output_not_the_code_or_the_question_again(stor
     assert "capped at 20,000 characters" in system
     assert "NOT the number printed on the page" in system
     assert "figures, charts and images are not visible" in system
-    assert "names no company, year or period" in system
+    assert "does not say which document, entity or period it means" in system
+    assert "Modules you can import" in system and "re, json, math" in system
+    assert "[END PAGE N]" in system and "In the above data" in system
 
 
 def test_the_output_cap_in_the_prompt_follows_the_setting(store):

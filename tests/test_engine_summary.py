@@ -93,3 +93,26 @@ def test_the_summary_is_made_once_per_corpus():
     assert corpus_summary(corpus) is text  # every question's prompt reuses it
     other = Corpus.from_documents(filings()[:1])
     assert corpus_summary(other) != text
+
+
+def test_when_the_detail_does_not_fit_kinds_and_periods_still_name_every_company():
+    years = (2015, 2016, 2017, 2019, 2020)
+    docs = Corpus.from_documents(
+        [Document(f"{c}_{year}_10K", ["text"] * 3) for c in COMPANIES for year in years]
+    ).documents
+    detailed = count_tokens("\n".join(group_lines(docs)))
+    lines = documents_summary(docs, budget=detailed)  # the head line no longer fits
+    assert lines[0].startswith("Documents by company (name prefix): kind and periods.")
+    assert lines[1:] == [f"- {c}: 10-K 2015-2017, 2019, 2020" for c in COMPANIES]
+    assert count_tokens("\n".join(lines)) <= detailed
+
+
+def test_the_financebench_sized_summary_fits_the_budget():
+    """344 filings of 43 companies with FinanceBench's mix of kinds and dated 8-Ks: every
+    company is named, within SUMMARY_TOKENS (the whole rendered listing cost 2.2k tokens)."""
+    dated = [
+        Document(f"{c}_2023_8K_dated-2023-0{m}-1{m}", ["x"]) for c in COMPANIES for m in (4, 5)
+    ]
+    lines = documents_summary(Corpus.from_documents(filings() + dated).documents)
+    assert count_tokens("\n".join(lines)) <= SUMMARY_TOKENS
+    assert all(any(line.startswith(f"- {c}: ") for line in lines) for c in COMPANIES)

@@ -9,7 +9,8 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.eval.decomposition import FIELDS, decompose, flat_columns, record_decomposition
+from rlm_docs.eval.decomposition import FIELDS, Decomposition, decompose, flat_columns
+from rlm_docs.eval.decomposition_file import record_decomposition
 from rlm_docs.models import ScriptedClient
 from sandbox import Limits
 from tests.fixtures.engine import repl, saved_store
@@ -49,7 +50,7 @@ def run(store, corpus, replies, subs=(), **kwargs):
     )
     rlm.ask("What happened?", question_id="q")
     ledger = [e.to_dict() for e in rlm.ledger.entries]
-    return decompose(rlm.last_trajectory, ledger, corpus), ledger
+    return decompose(rlm.last_trajectory, ledger, corpus).to_dict(), ledger
 
 
 def test_known_structure_gives_exact_figures(store, corpus):
@@ -187,9 +188,39 @@ def test_flat_columns_and_the_record_stored_in_the_trajectory(store, corpus, tmp
     ledger = [e.to_dict() for e in rlm.ledger.entries]
     record = record_decomposition(pred.trajectory, ledger, corpus)
     lines = [json.loads(line) for line in Path(pred.trajectory).read_text().splitlines()]
-    assert lines[-1]["type"] == "result" and lines[-1]["decomposition"] == record
+    assert lines[-1]["type"] == "result" and lines[-1]["decomposition"] == record.to_dict()
+    assert Decomposition.from_dict(lines[-1]["decomposition"]) == record
     flat = flat_columns(record)
     assert flat["sub_calls_by_depth"] == '{"0": 2}' and flat["fanouts"] == [2]
     assert flat_columns(None) == dict.fromkeys(FIELDS)
     # no trajectory file (a failed system): the ledger's figures alone
-    assert record_decomposition(None, ledger, corpus)["sub_calls"] == 2
+    assert record_decomposition(None, ledger, corpus).sub_calls == 2
+
+
+LOG = {
+    "log": [
+        "Date: Jan 01, 2023 || User: 11 || Instance: What is the capital of Peru ?\n"
+        "Date: Jan 02, 2023 || User: 12 || Instance: Who painted the Sistine ?\n",
+        "Date: Jan 03, 2023 || User: 13 || Instance: How far away is the Moon ?\n"
+        "Date: Jan 04, 2023 || User: 14 || Instance: Who painted the Sistine ?\n",
+    ]
+}
+
+
+def test_records_sent_reformatted_are_aligned_line_by_line(tmp_path_factory):
+    """Records parsed out of `context` and sent one per numbered line, without their labels,
+    reach no model verbatim for 32 characters, yet each counts: a field found once in the
+    corpus counts its characters and page; a field found twice (the repeated question) does
+    not, since which record was sent is unknown."""
+    store = saved_store(tmp_path_factory, LOG)
+    corpus = Corpus.load(store)
+    code = (
+        "recs = [l.split(' || ') for l in context.split('\\n') if l.startswith('Date:')]\n"
+        "listing = '\\n'.join(f\"{i}. {r[2][10:]}\" for i, r in enumerate(recs, 1))\n"
+        "note = llm_query('Label each question:\\n' + listing)"
+    )
+    record, _ = run(store, corpus, [repl(code), DONE], subs=["ok"])
+    unique = ["What is the capital of Peru ?", "How far away is the Moon ?"]
+    assert all(len(q) < 32 for q in unique)
+    assert record["pages_looked"] == 2 and record["docs_looked"] == 1
+    assert record["corpus_share_read"] == round(sum(map(len, unique)) / corpus.rendered_chars, 6)

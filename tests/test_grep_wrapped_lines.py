@@ -1,6 +1,7 @@
 """grep finds a phrase whose words a page wraps over lines (a table label such as "Research
 and / development / expenses"), since a model greps the phrase it expects, not the layout; it
-stays a case-sensitive per-line regex otherwise (model-seat report 3)."""
+stays a case-sensitive per-line regex otherwise. Every hit's `text` is written as the page has
+it and `offset` is where the match starts there, so a hit is found again in `page()` text."""
 
 import pytest
 
@@ -29,7 +30,7 @@ def grep():
 def test_a_label_wrapped_over_lines_is_found_with_its_figures(grep):
     (hit,) = grep("Research and development expenses")
     assert (hit["file"], hit["page"], hit["line"]) == ("2023 Q3 NVDA", 2, 3)
-    assert hit["text"] == "Research and development expenses  $  2,294  $  1,945  18 %"
+    assert hit["text"] == "Research and\ndevelopment\nexpenses  $  2,294  $  1,945  18 %"
     (hit,) = grep("Research and development", doc="2023 Q3 NVDA", context=1)
     assert hit["context"].split("\n")[1] == "> Research and"
 
@@ -60,5 +61,21 @@ def test_a_match_never_crosses_a_blank_line_nor_spans_more_than_three_lines(grep
 def test_raw_text_wraps_the_same_way(grep):
     (hit,) = grep("Research and development expenses", raw=True)
     assert hit["line"] == 3 and hit["text"].startswith(  # the layout spacing is kept
-        "Research and development expenses" + " " * 10
+        "Research and\n   development\n   expenses" + " " * 10
     )
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_a_hits_text_and_offset_are_found_in_the_page_text(raw):
+    helpers = make_helpers(Corpus.from_documents(DOCS))
+    hits = helpers["grep"]("(?i)research and development|general and|expenses", raw=raw)
+    assert len(hits) == 5
+    for hit in hits:
+        text = helpers["page"](hit["file"], hit["page"], raw=raw)
+        assert hit["text"] in text
+        where = text.find(hit["text"])
+        assert where <= hit["offset"] < where + len(hit["text"])
+        assert text.splitlines()[hit["line"] - 1].strip() in hit["text"]
+    wrapped = next(h for h in hits if h["line"] == 3)
+    text = helpers["page"]("2023 Q3 NVDA", 2, raw=raw)
+    assert text[wrapped["offset"] :].startswith("Research and")

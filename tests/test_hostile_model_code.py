@@ -26,8 +26,8 @@ def test_a_cell_too_deep_to_analyse_is_counted_not_raised(tmp_path_factory, code
     rlm = RLM(store, model=ScriptedClient([repl(code), repl("page('memo', 1)"), DONE]))
     rlm.ask("What was the budget?", question_id="q")
     record = decompose(rlm.last_trajectory, [], Corpus.load(store))
-    assert record["cells"] == 3 and record["cells_unanalysed"] == 1
-    assert "direct-read" in record["strategies"]  # the other cell is still analysed
+    assert record.cells == 3 and record.cells_unanalysed == 1
+    assert "direct-read" in record.strategies  # the other cell is still analysed
 
 
 def test_eval_writes_results_and_resumes_over_the_cached_hostile_reply(

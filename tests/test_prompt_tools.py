@@ -112,3 +112,24 @@ def test_a_renamed_parameter_is_caught():
         "required parameters ['n'] are not described"
     )
     assert "default" in mismatch(NAMESPACE["grep"], described("`grep(pattern, doc=1)`")[0][1])
+
+
+def test_the_docs_prompt_lists_the_importable_modules_and_describes_context():
+    """The modules named are exactly those model code can import (the stdlib ones), and
+    `context` is a variable of its own whose markers, `[END PAGE N]` included, are spelled as
+    the rendered corpus spells them."""
+    from rlm_docs.corpus.render import render_documents
+    from rlm_docs.engine.prompts import root_prompt
+    from sandbox.modules import ALLOWED
+
+    corpus = Corpus.from_documents({"a": ["x"]})
+    text = root_prompt("docs", "q?", corpus, 10)
+    listed = re.search(r"Modules you can import \([^)]*\): ([^.]+)\.", text).group(1)
+    assert listed.split(", ") == [name for name in ALLOWED if "." not in name]
+    (line,) = [line for line in text.split("\n") if line.startswith("- `context` ->")]
+    assert f"one string of {corpus.rendered_chars} characters" in line
+    rendered = render_documents(["NAME"], [1], ["text"])  # one document NAME of one page
+    markers = re.findall(r"`(\[[^`]*\])`", line)
+    assert len(markers) == 4 and "[END PAGE N]" in markers
+    for marker in markers:
+        assert marker.replace("N]", "1]") + "\n" in rendered

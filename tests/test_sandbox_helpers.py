@@ -52,7 +52,13 @@ def test_helpers_return_plain_data(sb):
     assert [(h["file"], h["page"]) for h in sb.get("hits")] == [("beta_filing", 1)]
     sb.run("g = grep(r'grew \\d+%')")
     assert sb.get("g") == [
-        {"file": "alpha_report", "page": 1, "line": 4, "text": "Revenue grew 12% in 2023."}
+        {
+            "file": "alpha_report",
+            "page": 1,
+            "line": 4,
+            "text": "Revenue grew 12% in 2023.",
+            "offset": 46,
+        }
     ]
     sb.run("where = locate(context.index('Signatures'))")
     assert sb.get("where") == {"file": "beta_filing", "page": 2}
@@ -70,7 +76,9 @@ def test_sections_helpers(sb):
 
 def test_corpus_facade_exposes_only_helpers(sb):
     assert sb.run("corpus.page('beta_filing', 2)").stdout == "'Signatures page.'\n"
-    names = "['files', 'grep', 'locate', 'page', 'pages', 'read_section', 'search', 'toc']\n"
+    names = (
+        "['files', 'grep', 'lines', 'locate', 'page', 'pages', 'read_section', 'search', 'toc']\n"
+    )
     assert sb.run("sorted(dir(corpus))").stdout == names
     assert "not allowed" in sb.run("getattr(corpus.page, '__closure__')").error
 

@@ -146,3 +146,32 @@ def test_a_group_heading_holds_its_group():
     ]
     # and the level above holds everything
     assert len(section_paragraphs(pages, "Risk Factors")) == 9
+
+
+def test_a_slide_deck_without_headings_gets_one_entry_per_titled_part():
+    deck = ["Agenda\n1. Results", "Results\nRevenue up", "Results\nMargin up", "Outlook\n2025"]
+    entries = outline(deck)
+    assert [(e["section"], e["title"], e["page_start"], e["page_end"]) for e in entries] == [
+        ("p1", "Agenda", 1, 1),
+        ("p2", "Results", 2, 3),
+        ("p4", "Outlook", 4, 4),
+    ]
+    assert [p["text"] for p in section_paragraphs(deck, "Results")] == [
+        "Results\nRevenue up",
+        "Results\nMargin up",
+    ]
+    scanned = outline(["", " \n", "x"])  # pages without a text layer: one section
+    assert [(e["title"], e["page_start"], e["page_end"]) for e in scanned] == [
+        ("(no text)", 1, 2),
+        ("x", 3, 3),
+    ]
+
+
+def test_a_heading_repeated_on_the_next_pages_is_one_section():
+    deck = ["# Results\nRevenue up", "# Results\nMargin up", "# Outlook\n2025"]
+    entries = outline(deck)
+    assert [(e["title"], e["page_start"], e["page_end"]) for e in entries] == [
+        ("Results", 1, 2),
+        ("Outlook", 3, 3),
+    ]
+    assert [p["page"] for p in section_paragraphs(deck, "Results")] == [1, 2]

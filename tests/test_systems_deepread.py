@@ -81,8 +81,8 @@ def test_retrieve_window_stays_in_the_section_and_read_section_is_half_open(tmp_
     ]
     assert traj.iterations[1].extra["read_section"]["read"] == 2
     record = decompose(traj, [e.to_dict() for e in ledger.entries], CORPUS)
-    assert record["strategies"] == ["search-first", "locate-then-read"]
-    assert record["pages_looked"] == 1 and record["sub_calls"] == 0
+    assert record.strategies == ["search-first", "locate-then-read"]
+    assert record.pages_looked == 1 and record.sub_calls == 0
 
 
 def test_read_section_errors_are_shown_to_the_model(tmp_path):

@@ -73,8 +73,8 @@ def test_read_sends_the_sections_and_the_goal_to_the_reader(tmp_path):
     call = traj.iterations[1].code_blocks[0].result.sub_calls[0]
     assert call.response == REPORT_REPLY
     record = decompose(traj, [e.to_dict() for e in ledger.entries], CORPUS)
-    assert record["strategies"] == ["search-first", "search-then-read"]
-    assert record["sub_calls"] == 1 and record["pages_looked"] == 3  # hits and reads
+    assert record.strategies == ["search-first", "search-then-read"]
+    assert record.sub_calls == 1 and record.pages_looked == 3  # hits and reads
 
 
 def test_a_refused_reader_is_told_to_the_agent_and_a_step_budget_forces_the_answer(tmp_path):

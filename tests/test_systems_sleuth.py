@@ -110,8 +110,8 @@ def test_ir_pages_are_dropped_and_the_decision_gets_the_rest(tmp_path):
     assert turn.extra["evidence"] == EVIDENCE
     assert [len(b.result.sub_calls) for b in turn.code_blocks] == [6, 1]
     record = decompose(traj, [e.to_dict() for e in ledger.entries], CORPUS)
-    assert record["strategies"] == ["search-first", "chunked-map", "screened-pages"]
-    assert record["fanouts"] == [6] and record["sub_calls"] == 7
+    assert record.strategies == ["search-first", "chunked-map", "screened-pages"]
+    assert record.fanouts == [6] and record.sub_calls == 7
 
 
 def test_all_ir_keeps_only_the_clues_and_says_so(tmp_path):
@@ -124,7 +124,7 @@ def test_all_ir_keeps_only_the_clues_and_says_so(tmp_path):
     assert "Acme revenue outlook" not in decision  # no page text
     traj = load_trajectory(p.trajectory)
     record = decompose(traj, [e.to_dict() for e in ledger.entries], CORPUS)
-    assert record["strategies"] == ["search-first", "chunked-map", "clues-only", "screened-pages"]
+    assert record.strategies == ["search-first", "chunked-map", "clues-only", "screened-pages"]
 
 
 def test_a_sub_call_limit_screens_a_prefix_and_forces_the_decision(tmp_path):

@@ -8,7 +8,8 @@ import pytest
 
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine import RLM
-from rlm_docs.eval.decomposition import flat_columns, record_decomposition
+from rlm_docs.eval.decomposition import flat_columns
+from rlm_docs.eval.decomposition_file import record_decomposition
 from rlm_docs.models import ScriptedClient
 from rlm_docs.viewer import load_source
 from tests.fixtures.engine import repl

@@ -3,11 +3,14 @@
 Long filings are easier to navigate by section than by page, so the REPL offers `toc(doc)` and
 `read_section(doc, section)`. Sections come from markdown headings (`#`..`######`) across pages.
 Plain pdftotext text has no markdown, so headings are then taken from SEC-style lines
-(`PART II` level 1, `Item 7.` level 2) and short ALL-CAPS lines (level 3); a document with no heading at all gets one
-pseudo-section per page. Plain-text cues are noisy, so two kinds of capital lines are not
+(`PART II` level 1, `Item 7.` level 2) and short ALL-CAPS lines (level 3). Plain-text cues are noisy, so two kinds of capital lines are not
 headings: SEC cover-page boilerplate (`UNITED STATES`, `SECURITIES AND EXCHANGE COMMISSION`,
 `FORM 10-K`, ...) and running page headers (a line such as `ADOBE INC.` near the top of three or
-more pages), which would otherwise cut every section at the next page break.
+more pages), which would otherwise cut every section at the next page break. A heading that
+repeats the one before it on a later page (a slide deck titles every slide of a part alike) does
+not start a new section: the section goes on. A document with no heading at all (many slide
+decks) gets one pseudo-section per page, titled by the page's first line (`(no text)` for a
+page without a text layer); consecutive pages with the same title are one section.
 
 A section runs from its heading to the next heading of the same or a higher level, so it
 includes its subsections and continues across page breaks. A *group* heading (one followed
@@ -43,6 +46,7 @@ _BOILERPLATE = re.compile(
 RUNNING_LINES = 8
 RUNNING_PAGES = 3
 _CACHE_SIZE = 64
+TITLE_CHARS = 80  # of a page's first line, as the title of a document without headings
 
 
 class PageSource(Protocol):
@@ -137,10 +141,19 @@ def _scan(pages: list[str], markdown: bool) -> list[Heading]:
         if head is None:
             if has_text and body:
                 body[-1] = True
+        elif heads and _repeats(heads[-1], head):
+            body[-1] = True  # the section goes on over this page
         elif markdown or not (head.title.upper() in skip or _BOILERPLATE.match(head.title)):
             heads.append(head)
             body.append(False)
     return _mark_groups(heads, body)
+
+
+def _repeats(previous: Heading, head: Heading) -> bool:
+    """`head` repeats the heading before it on a later page (a slide deck's title on every
+    slide of a part): the section goes on, no new entry."""
+    same = previous.title.upper() == head.title.upper() and previous.level == head.level
+    return same and head.page > previous.page
 
 
 def find_headings(pages: list[str]) -> list[Heading]:
@@ -157,10 +170,7 @@ def outline(pages: list[str], heads: list[Heading] | None = None) -> list[dict[s
     """Table of contents of page strings: `[{section, title, level, page_start, page_end}]`."""
     heads = find_headings(pages) if heads is None else heads
     if not heads:
-        return [
-            {"section": f"p{n}", "title": f"Page {n}", "level": 1, "page_start": n, "page_end": n}
-            for n in range(1, len(pages) + 1)
-        ]
+        return page_entries(pages)
     entries = []
     for i, head in enumerate(heads):
         end_page = len(pages)
@@ -176,6 +186,32 @@ def outline(pages: list[str], heads: list[Heading] | None = None) -> list[dict[s
                 "page_start": head.page,
                 "page_end": end_page,
             }
+        )
+    return entries
+
+
+NO_TEXT_TITLE = "(no text)"
+
+
+def _page_title(text: str) -> str:
+    """A page's first non-blank line (a slide's title), else NO_TEXT_TITLE (a scanned page)."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    title = _clean(first)
+    return title[:TITLE_CHARS] if title else NO_TEXT_TITLE
+
+
+def page_entries(pages: list[str]) -> list[dict[str, Any]]:
+    """The toc of a document without headings: one pseudo-section per page titled by its first
+    line, consecutive pages with the same title (a slide deck's part, or pages without text) as
+    one section."""
+    entries: list[dict[str, Any]] = []
+    for n, text in enumerate(pages, start=1):
+        title = _page_title(text)
+        if entries and entries[-1]["title"] == title:
+            entries[-1]["page_end"] = n
+            continue
+        entries.append(
+            {"section": f"p{n}", "title": title, "level": 1, "page_start": n, "page_end": n}
         )
     return entries
 
@@ -245,8 +281,9 @@ def _section_lines(
     page_lines: Callable[[int], list[str]],
 ) -> list[tuple[int, str]]:
     if not heads:
-        n = entries[index]["page_start"]
-        return [(n, line) for line in page_lines(n)]
+        entry = entries[index]
+        pages = range(entry["page_start"], entry["page_end"] + 1)
+        return [(n, line) for n in pages for line in page_lines(n)]
     return _span(heads, index, num_pages, page_lines)
 
 

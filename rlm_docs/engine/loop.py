@@ -313,14 +313,7 @@ class TurnLoop:
             r = sb.run(code, deadline=self._work_deadline())
             if r.restarted:
                 self._prepare(sb)
-            extra: dict[str, Any] = {
-                "batches": self.host.block_batches,
-                "read": self._new_pages("read", sb.pages_read()),
-                "seen": self._new_pages("seen", sb.pages_seen()),
-            }
             note = self._unread_citations(sb, self.host.cited[cited:])
-            if note:
-                extra["warning"] = note
             block = CodeBlock(
                 code,
                 CellResult(
@@ -330,7 +323,10 @@ class TurnLoop:
                     sub_calls=self.host.calls,
                     sub_calls_omitted=self.host.omitted,
                     restarted=r.restarted,
-                    extra=extra,
+                    batches=self.host.block_batches,
+                    read=self._new_pages("read", sb.pages_read()),
+                    seen=self._new_pages("seen", sb.pages_seen()),
+                    extra={"warning": note} if note else {},
                 ),
             )
             record.code_blocks.append(block)

@@ -16,6 +16,7 @@ from rlm_docs.corpus import sections
 from rlm_docs.engine.summary import documents_summary
 from rlm_docs.errors import ConfigError
 from rlm_docs.templates import fill, load_template, render
+from sandbox.modules import ALLOWED
 
 ROOT_PROMPTS = ("docs", "madqa")
 # The sandbox names each root prompt introduces (None: every name the sandbox offers). A run
@@ -26,6 +27,12 @@ PROMPT_NAMES: dict[str, frozenset[str] | None] = {
 }
 TOC_DOCS = 8
 TOC_ENTRIES = 14
+
+
+# The modules model code may import, as the prompt lists them: a model that assumed `re` was
+# imported lost a step to the NameError. The corpus's own name parser is left out (a dotted
+# project module, there for the offline model's code).
+MODULES = ", ".join(name for name in ALLOWED if "." not in name)
 
 
 def _count(n: int, noun: str) -> str:
@@ -118,6 +125,7 @@ def root_prompt(
         num_pages=corpus.total_pages,
         max_steps=max_steps,
         max_output_chars=f"{max_output_chars:,}",
+        modules=MODULES,
     )
 
 
@@ -152,4 +160,5 @@ def context_prompt(
         num_pages=0,
         max_steps=max_steps,
         max_output_chars=f"{max_output_chars:,}",
+        modules=MODULES,
     )

@@ -44,7 +44,7 @@ def _optional(default: Any = None, **meta: Any) -> Any:
     return field(default=default, metadata={"optional": True} | meta)
 
 
-def _default(f: Field) -> Any:
+def _default(f: Field[Any]) -> Any:
     if f.default is not MISSING:
         return f.default
     if f.default_factory is not MISSING:
@@ -261,6 +261,15 @@ class CellResult(Record):
     """Calls past the 1,000 recorded per block: counted, not recorded."""
     restarted: bool = False
     """The worker was killed and restarted during the cell (e.g. a timeout)."""
+    batches: list[list[int]] | None = _optional()
+    """`[batch number, prompts]` of each `llm_query_batched` call the cell made that got past
+    the budget's size check (None: not recorded, as by systems that run no model code)."""
+    read: list[list[Any]] | None = _optional()
+    """`[doc, page]` of the pages the cell's helpers read first in this run (page, pages,
+    lines, read_section); None: not recorded."""
+    seen: list[list[Any]] | None = _optional()
+    """`[doc, page]` of the pages search/grep/locate results named first in this run; None:
+    not recorded."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys not listed above."""
 

@@ -29,9 +29,10 @@ Differences from rlms, all additive except the first two:
    (`result.rlm_calls_omitted`).
 4. `result` adds `restarted` (the worker was killed and restarted, e.g. a timeout), `batches`
    (`[number, size]` of the block's `llm_query_batched` calls, the numbers of the calls'
-   `batch`), `read` and `seen` (`[doc, page]` pairs the cell read with page/pages/read_section,
-   and those named by its search/grep/locate results, each pair once per worker); these three
-   are in `CellResult.extra`. The result record of an eval run adds `decomposition`
+   `batch`), `read` and `seen` (`[doc, page]` pairs the cell read with
+   page/pages/lines/read_section, and those named by its search/grep/locate results, each pair
+   once per worker); these three are `CellResult` fields, absent from records of systems that
+   run no model code. The result record of an eval run adds `decomposition`
    (`rlm_docs.eval.decomposition`; in `Result.extra`).
 5. Iterations add `notice` (the governor's soft-limit text fed to the next turn), `usage`
    (tokens and cost of the root call, and `cached_tokens` when the provider served part of the
@@ -118,14 +119,15 @@ class TrajectoryWriter:
 
     def lines(self) -> list[dict[str, Any]]:
         """All records, redacted and JSON-able."""
-        return redact(self.trajectory.to_records())
+        records: list[dict[str, Any]] = redact(self.trajectory.to_records())
+        return records
 
-    def write(self, path: str | os.PathLike) -> Path:
+    def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the JSONL file atomically (never a half-written log)."""
         return write_records(path, self.lines())
 
 
-def write_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> Path:
+def write_records(path: str | os.PathLike[str], records: list[dict[str, Any]]) -> Path:
     """Write trajectory `records` as a JSONL file, atomically (also to add to a finished log,
     e.g. its decomposition record)."""
     text = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
@@ -136,7 +138,7 @@ def write_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> Pat
 MAX_CHILD_DEPTH = 32  # nested child runs a trajectory may hold (readers recurse through them)
 
 
-def load_trajectory(path: str | os.PathLike) -> Trajectory:
+def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
     """The one reader of trajectory files (version 1 or 2, or an rlms log: see
     `rlm_docs.engine.rlms_log`) as typed records; DatasetError naming the file (and line) when
     it is not a readable trajectory (a crafted one nesting child runs hundreds deep included)."""
@@ -172,7 +174,7 @@ def _child_depth(traj: Trajectory) -> int:
 KEEP_TRAJECTORIES = 100
 
 
-def prune_trajectories(log_dir: str | os.PathLike, keep: int = KEEP_TRAJECTORIES) -> None:
+def prune_trajectories(log_dir: str | os.PathLike[str], keep: int = KEEP_TRAJECTORIES) -> None:
     """Delete all but the newest `keep` trajectory files (`rlm_*.jsonl`) of `log_dir`: the
     default log directory of `ask` gains a file per question and would otherwise grow forever
     (a `--log-dir` the user names is theirs, and not pruned)."""
@@ -186,7 +188,7 @@ def prune_trajectories(log_dir: str | os.PathLike, keep: int = KEEP_TRAJECTORIES
         old.unlink(missing_ok=True)
 
 
-def trajectory_file(log_dir: str | os.PathLike, question_id: str | None) -> Path:
+def trajectory_file(log_dir: str | os.PathLike[str], question_id: str | None) -> Path:
     """A fresh file name in `log_dir`: `rlm_<id-or-time>_<pid-ns>.jsonl` (rlms-like)."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", question_id or datetime.now(UTC).strftime("%Y%m%d"))
     return Path(log_dir) / f"rlm_{stem}_{os.getpid()}_{time.time_ns() % 10**9}.jsonl"

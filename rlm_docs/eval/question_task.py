@@ -25,7 +25,8 @@ from typing import Any
 from rlm_docs.corpus import Corpus
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
-from rlm_docs.eval.decomposition import flat_columns, record_decomposition
+from rlm_docs.eval.decomposition import flat_columns
+from rlm_docs.eval.decomposition_file import record_decomposition
 from rlm_docs.eval.filters import question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
 from rlm_docs.eval.scoring import JudgeFn, score_prediction

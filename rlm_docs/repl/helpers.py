@@ -7,14 +7,16 @@ Unknown documents raise `CorpusError` listing close names (from `Corpus`).
 
 import bisect
 import functools
+import itertools
 import json
 import re
 import types
 from collections.abc import Callable
 from typing import Any
 
-from rlm_docs.corpus import Corpus, sections
+from rlm_docs.corpus import Corpus, sections, tables
 from rlm_docs.corpus.compact import compact
+from rlm_docs.corpus.lines import page_lines
 from rlm_docs.corpus.select import select
 from rlm_docs.errors import CorpusError
 from rlm_docs.linear_regex import compile_linear
@@ -36,8 +38,8 @@ def _check_int(value: Any, what: str) -> int:
     return value
 
 
-class ReadLog(list):
-    """`[[doc, page], ...]` of the pages read with `page`/`pages`/`read_section`, in first-read
+class ReadLog(list[list[Any]]):
+    """`[[doc, page], ...]` of the pages read with `page`/`pages`/`lines`/`read_section`, in first-read
     order without repeats: the evidence a run falls back on when the model cites nothing. The
     helpers record into it themselves and the worker holds it outside the namespace
     (`Sandbox.pages_read()`; model code gets copies from `pages_read()`), so model code can
@@ -77,12 +79,14 @@ def screened(regex: re.Pattern[str], text: str, raw: bool) -> bool:
 
 def wrapped_hits(
     regex: re.Pattern[str], lines: list[str], budget: list[int] | None = None
-) -> list[tuple[int, str]]:
-    """`(first line index, its lines joined)` of each match that crosses a line break (at most
+) -> list[tuple[int, str, int]]:
+    """`(first line index, its lines, column)` of each match that crosses a line break (at most
     WRAP_LINES lines, never a blank line): the hits a per-line search cannot see. Why: table
     labels wrap (lines "Research and", "development", "expenses  $ 2,294") and a model greps
-    the phrase. `budget` (`[matches left]`, spent here): on the host, the matches one grep
-    call may walk through, since a pattern such as `.` matches millions of times."""
+    the phrase. The lines are given as the page has them (joined by line breaks, so the text is
+    found in the page) and `column` is where the match starts in the first one. `budget`
+    (`[matches left]`, spent here): on the host, the matches one grep call may walk through,
+    since a pattern such as `.` matches millions of times."""
     if len(lines) < 2:
         return []
     text, starts = flowed("\n".join(lines))
@@ -94,9 +98,10 @@ def wrapped_hits(
                 break
         first = bisect.bisect_right(starts, m.start()) - 1
         last = bisect.bisect_right(starts, max(m.end() - 1, m.start())) - 1
-        spanned = [line.strip() for line in lines[first : last + 1]]
-        if first < last < first + WRAP_LINES and all(spanned):
-            out.append((first, " ".join(spanned)))
+        spanned = lines[first : last + 1]
+        if first < last < first + WRAP_LINES and all(line.strip() for line in spanned):
+            indent = len(lines[first]) - len(lines[first].lstrip())
+            out.append((first, "\n".join(spanned), indent + m.start() - starts[first]))
     return out
 
 
@@ -108,7 +113,7 @@ def page_block(doc: str, number: int, text: str) -> str:
 def make_helpers(
     corpus: Corpus, reads: ReadLog | None = None, seen: ReadLog | None = None, *, host: bool = False
 ) -> dict[str, Callable[..., Any]]:
-    """`files page pages search grep locate toc read_section` bound to `corpus`; pages read are
+    """`files page pages lines search grep locate toc read_section` bound to `corpus`; pages read are
     recorded in `reads` and pages named by `search`/`grep`/`locate` results in `seen`, when
     given (what a run looked at, for its decomposition record).
 
@@ -150,22 +155,61 @@ def make_helpers(
             out.append(row)
         return out
 
+    def continued(name: str, number: int, text: str) -> str:
+        """`text` (page `number`, shown) plus the hint that its table goes on to the next page,
+        when it does (`rlm_docs.corpus.tables`)."""
+        if number >= corpus.num_pages(name):
+            return text
+        if not tables.continues(corpus.page(name, number), corpus.page(name, number + 1)):
+            return text
+        return f"{text}\n{tables.hint(number + 1)}"
+
     def page(doc: str, n: int, raw: bool = False) -> str:
-        """Text of page `n` (1-based) of `doc`."""
+        """Text of page `n` (1-based) of `doc`, with a last line `[table continues on page
+        N+1]` when a table at its end goes on to the next page."""
         text = corpus.page(doc, _check_int(n, "page number"))
-        log.add(_resolve(doc), n)
-        return shown(text, raw)
+        name = _resolve(doc)
+        log.add(name, n)
+        return continued(name, n, shown(text, raw))
 
     def pages(doc: str, start: int, end: int, raw: bool = False) -> str:
         """Pages `start`..`end` (inclusive, 1-based) of `doc` as one string, each page under a
-        `=== DOC page N ===` line (the page to cite)."""
+        `=== DOC page N ===` line (the page to cite); the last page says when its table goes
+        on past `end`, as `page` does."""
         texts = corpus.pages(doc, _check_int(start, "start"), _check_int(end, "end"))
         name = _resolve(doc)
         blocks = []
         for number, text in enumerate(texts, start):
             log.add(name, number)
-            blocks.append(page_block(name, number, shown(text, raw)))
+            body = shown(text, raw)
+            blocks.append(
+                page_block(name, number, continued(name, number, body) if number == end else body)
+            )
         return "\n\n".join(blocks)
+
+    def lines(
+        doc: str | list[str] | None = None,
+        start: int = 1,
+        end: int | None = None,
+        raw: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The non-blank lines of pages `start`..`end` (1-based, inclusive; `end=None`: the
+        last page) of each document `doc` selects (None: all): `[{file, page, line, text}]`,
+        `line` as `grep` numbers it. A line cut by a page boundary comes back whole, on the page
+        it starts on, with `continued`: the page it ends on (`rlm_docs.corpus.lines`). Every
+        page returned counts as read."""
+        first = _check_int(start, "start")
+        out: list[dict[str, Any]] = []
+        for name in select(corpus, doc) or corpus.names:
+            count = corpus.num_pages(name)
+            last = count if end is None else min(_check_int(end, "end"), count)
+            if first > last:
+                continue
+            texts = corpus.pages(name, first, last)
+            for number in range(first, last + 1):
+                log.add(name, number)
+            out += page_lines(name, enumerate(texts, first), lambda t: shown(t, raw))
+        return out
 
     def search(
         query: str, k: int = 5, doc: str | list[str] | None = None, raw: bool = False
@@ -196,13 +240,16 @@ def make_helpers(
         context: int = 0,
         raw: bool = False,
     ) -> list[dict[str, Any]]:
-        """Regex search over pages: `[{file, page, line, text}]`, one hit per matching line
-        (`line` 1-based within the page text that `page(doc, n, raw)` returns). With
+        """Regex search over pages: `[{file, page, line, text, offset}]`, one hit per matching
+        line (`line` 1-based within the page text that `page(doc, n, raw)` returns, `offset`
+        where the match starts in that text, and `text` the matching line as that text has it,
+        so `page(doc, n).find(hit["text"])` finds it). With
         `context=N`, each hit also has `context`: the N lines before and after, the hit's line
         marked `>`. Case-sensitive Python regex (`(?i)` ignores case), matched per line of the
         text `raw` selects and also across line breaks, which read as one space: a table label
         wrapped over lines ("Research and" above "development") is found by "Research and
-        development", and such a hit's `text` is its lines joined (see `wrapped_hits`). Pages
+        development", and such a hit's `text` is its lines with their line breaks (see
+        `wrapped_hits`). Pages
         are screened on their raw text first (`screened`), so do not rely on runs of spaces; a
         pathological pattern is stopped by the cell's time limit.
         """
@@ -224,13 +271,20 @@ def make_helpers(
             for number, text in enumerate(corpus.pages(name, 1, corpus.num_pages(name)), 1):
                 if not screened(regex, text, raw):
                     continue
-                lines = shown(text, raw).splitlines()
-                matched = {i: line for i, line in enumerate(lines) if regex.search(line)}
-                for i, joined in wrapped_hits(regex, lines, budget):
-                    matched.setdefault(i, joined)
+                lines = shown(text, raw).splitlines(keepends=True)
+                starts = [0, *itertools.accumulate(len(line) for line in lines)]
+                lines = [line.rstrip("\r\n") for line in lines]
+                matched: dict[int, tuple[str, int]] = {}
+                for i, line in enumerate(lines):
+                    found = regex.search(line)
+                    if found:
+                        matched[i] = (line, found.start())
+                for i, joined, column in wrapped_hits(regex, lines, budget):
+                    matched.setdefault(i, (joined, column))
                 for i in sorted(matched):
-                    hit = {"file": name, "page": number, "line": i + 1}
-                    hit["text"] = matched[i].strip()[:GREP_LINE_CHARS]
+                    hit: dict[str, Any] = {"file": name, "page": number, "line": i + 1}
+                    hit["text"] = matched[i][0].strip()[:GREP_LINE_CHARS]
+                    hit["offset"] = starts[i] + matched[i][1]
                     if around > 0:
                         window = range(max(0, i - around), min(len(lines), i + around + 1))
                         hit["context"] = "\n".join(
@@ -271,6 +325,7 @@ def make_helpers(
         "files": files,
         "page": page,
         "pages": pages,
+        "lines": lines,
         "search": search,
         "grep": grep,
         "locate": locate,

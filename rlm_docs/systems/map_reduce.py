@@ -215,7 +215,7 @@ class MapReduce:
         record.code_blocks.append(
             CodeBlock(
                 f"# map: one llm_query per chunk ({info['chunks']} chunks)",
-                CellResult(sub_calls=calls, extra={"batches": batches}),
+                CellResult(sub_calls=calls, batches=batches),
             )
         )
         record.extra["map"] = info

@@ -238,7 +238,7 @@ class Sleuth:
             record.code_blocks.append(
                 CodeBlock(
                     "# clue discovery and page screening, per page in parallel",
-                    CellResult(sub_calls=host.calls, extra={"batches": host.block_batches}),
+                    CellResult(sub_calls=host.calls, batches=host.block_batches),
                 )
             )
             host.start_block()

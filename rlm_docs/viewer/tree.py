@@ -53,7 +53,7 @@ def _cell(number: int, block: CodeBlock) -> dict[str, Any]:
     )
     sizes = {
         pair[0]: pair[1]
-        for pair in result.extra.get("batches") or []
+        for pair in result.batches or []
         if isinstance(pair, list) and len(pair) == 2
     }
     batches: dict[int, dict[str, Any]] = {}
