@@ -30,7 +30,7 @@ def unread_warning(pages: list[tuple[str, int]]) -> str:
     be enough, but the model should know it has not seen the page)."""
     shown = ", ".join(f"{doc} p.{page}" for doc, page in pages)
     return (
-        f"\n[note: cited without reading it with page/pages/read_section: {shown}; "
+        f"\n[note: cited without reading it with page/pages/lines/read_section: {shown}; "
         "read a page before relying on it]\n"
     )
 

@@ -55,7 +55,7 @@ class CorpusSandbox(Sandbox):
             raise
 
     def pages_read(self) -> list[list[Any]]:
-        """`[[doc, page], ...]` read with page/pages/read_section since the worker started, in
+        """`[[doc, page], ...]` read with page/pages/lines/read_section since the worker started, in
         first-read order; [] without a corpus. The corpus helpers record them in a log the
         worker keeps outside the namespace, so model code cannot change this answer."""
         return self.log("read")

@@ -64,7 +64,7 @@ def load_corpus(store: str, cache_dir: str | None = None) -> Preloaded:
     mark("context")
 
     def pages_read() -> list[list[object]]:
-        """`[[doc, page], ...]` read with page/pages/read_section so far, in first-read order."""
+        """`[[doc, page], ...]` read with page/pages/lines/read_section so far, in first-read order."""
         return [list(item) for item in reads]
 
     namespace = {
