@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlm_docs.cli.ask_cmd import (
+from rlm_docs.cli.flags import (
     add_budget_args,
     add_confirm_arg,
     add_timeout_arg,

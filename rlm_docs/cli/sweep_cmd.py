@@ -67,8 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _bounds(cell: Cell) -> tuple[int, Any, Any]:
     """(questions, calls bound, dollars bound) of a cell."""
-    from rlm_docs.cli.ask_cmd import budget_from_args
     from rlm_docs.cli.eval_cmd import options_from_args
+    from rlm_docs.cli.flags import budget_from_args
     from rlm_docs.eval.bounds import calls_per_question, dollars_per_question
 
     args = cell_args(cell)

@@ -383,8 +383,8 @@ def load_sweep(path: str | Path, out: Path, executor: str | None = None) -> Swee
 
 def check_cell(checker: _Checker, cell: Cell) -> None:
     """ConfigError naming the spec and cell for flags eval refuses together."""
-    from rlm_docs.cli.ask_cmd import budget_from_args
     from rlm_docs.cli.eval_cmd import options_from_args
+    from rlm_docs.cli.flags import budget_from_args
 
     args = checker.parse(list(cell.flags))
     try:
