@@ -106,8 +106,11 @@ _REFUSAL = re.compile(
 _MORE_PAGES = re.compile(r"\s*(?:,|and|&)\s*(?:pages?\s*|p\.\s*)?(\d{1,5})\b")
 
 
-def is_refusal(text: str) -> bool:
-    """Whether `text` is only a refusal ("Not answerable", "cannot be answered", ...)."""
+def bare_refusal(text: str) -> bool:
+    """Whether `text` is nothing but the prompt's refusal form ("Not answerable", "cannot be
+    answered", ...), which the parser turns into the REFUSAL answer. Stricter than the error
+    taxonomy's `is_refusal`, which scores any answer that declines: a reply that merely
+    mentions "not found" must still go to the extraction call."""
     return len(text) < 200 and _REFUSAL.fullmatch(text.strip()) is not None
 
 
@@ -141,7 +144,7 @@ def parse_answer(text: str) -> Answer | None:
     listed = _listed(text)
     if listed is not None:
         return listed
-    if is_refusal(text):
+    if bare_refusal(text):
         return Answer([REFUSAL])
     return None
 

@@ -55,8 +55,7 @@ def test_ask_leaves_no_context_cache_unless_asked_to(big_store, tmp_path, settin
     assert len(list((tmp_path / "home").glob("sandbox/context-*.bin"))) == cached
 
 
-def test_ask_keeps_the_newest_trajectories_of_its_default_log_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_ask_keeps_the_newest_trajectories_of_its_default_log_dir(rlm_home, tmp_path):
     store = Corpus.from_documents({"acme_2020_10k": ["Revenue was $4 million."]}).save(
         tmp_path / "store"
     )

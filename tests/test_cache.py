@@ -123,8 +123,7 @@ def test_wal_mode_and_stored_record(cache: ResponseCache) -> None:
     assert record["text"] == "stored" and record["usage_source"] == "tiktoken"
 
 
-def test_default_cache_location_and_off_switch(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_default_cache_location_and_off_switch(rlm_home, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("RLM_DOCS_CACHE", raising=False)
     assert default_cache().path == tmp_path / "home" / "cache.sqlite"
     monkeypatch.setenv("RLM_DOCS_CACHE", str(tmp_path / "elsewhere.sqlite"))

@@ -4,7 +4,6 @@ second Ctrl-C), and leaves no trajectory for a question it did not record; the r
 finishes the run. SIGTERM (a batch scheduler's stop) does the same and exits 143."""
 
 import json
-import os
 import signal
 import subprocess
 import threading
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlm_docs.cli import main
-from tests.fixtures.cli import SCRIPT
+from tests.fixtures.cli import SCRIPT, served_env, served_eval_argv
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model, question_of
 from tests.servers.chat import ChatServer
 
@@ -40,19 +39,10 @@ def test_ctrl_c_cancels_in_flight_questions_and_prints_the_resume_hint(
             release.wait(120)  # in flight until the test lets go (long after the exit)
         return fake_model(messages)
 
-    env = {
-        **os.environ,
-        "OPENAI_API_KEY": "sk-test-key-000000000000000000",
-        "RLM_DOCS_HOME": str(tmp_path / "home"),
-        "RLM_DOCS_CACHE": "off",
-    }
+    env = served_env(tmp_path)
     out = tmp_path / "run"
     with ChatServer(reply=reply) as server:
-        argv = [
-            "eval", "--dataset", str(QUESTIONS), "--corpus", str(store),
-            "--system", "static-rag", "--model", f"openai:fake@{server.base_url}",
-            "--out", str(out), "--workers", "2", "--no-progress",
-        ]  # fmt: skip
+        argv = served_eval_argv(QUESTIONS, store, server.base_url, out)
         proc = subprocess.Popen(
             [SCRIPT, *argv], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -88,12 +78,11 @@ def test_ctrl_c_cancels_in_flight_questions_and_prints_the_resume_hint(
     assert len(lines) == 6 and len(list((out / "trajectories").iterdir())) == 6
 
 
-def test_interrupt_deletes_trajectories_of_unrecorded_questions(tmp_path, monkeypatch):
+def test_interrupt_deletes_trajectories_of_unrecorded_questions(rlm_home, tmp_path, monkeypatch):
     """A question that finished but was never appended (the interrupt came first) leaves no
     trajectory; the library call re-raises KeyboardInterrupt for its caller."""
     from rlm_docs.eval.runner import EvalSettings, run_eval
 
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     store = build_store(tmp_path / "store")

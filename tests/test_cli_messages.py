@@ -27,14 +27,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return saved_store(tmp_path_factory, DOCS)
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def scripted(path: Path, replies: list[str]) -> str:
     path.write_text(json.dumps(replies))
     return f"scripted:{path}"

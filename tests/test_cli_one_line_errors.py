@@ -28,13 +28,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return saved_store(tmp_path_factory, DOCS)
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def parse_error(argv: list[str], capsys) -> str:
     """The stderr of an argparse refusal, asserted to be exactly one line and exit 2."""
     with pytest.raises(SystemExit) as stop:

@@ -95,12 +95,13 @@ def test_names_are_shown_as_written_never_parsed_as_markup(tmp_path, capsys) -> 
     assert f"1. {LINKED} p.1" in found and printable(found)
 
 
-def test_eval_unknown_document_warning_is_sanitised(tmp_path, monkeypatch, capsys) -> None:
+def test_eval_unknown_document_warning_is_sanitised(
+    rlm_home, tmp_path, monkeypatch, capsys
+) -> None:
     from tests.fixtures.eval.support import build_store, fake_model
     from tests.servers.chat import ChatServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     question = {
         "id": f"q{ESC}]0;pwned{ESC}\\1",

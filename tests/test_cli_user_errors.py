@@ -25,11 +25,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "afile.txt").write_text("not a directory\n")
-    return tmp_path
+def home(home):
+    """The shared CLI `home`, with a file where the tests pass a directory."""
+    (home / "afile.txt").write_text("not a directory\n")
+    return home
 
 
 @pytest.fixture

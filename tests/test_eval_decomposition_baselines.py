@@ -17,8 +17,7 @@ def store(tmp_path_factory):
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def env(rlm_home, tmp_path):
     return tmp_path
 
 

@@ -72,8 +72,7 @@ def test_a_file_without_form_feeds_or_text_is_still_an_error(tmp_path, capsys):
     assert "blank.txt: empty file" in capsys.readouterr().err
 
 
-def test_eval_where_and_report_by_question_fields(data, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_eval_where_and_report_by_question_fields(rlm_home, data, tmp_path, capsys):
     assert main(["ingest", str(data / "text"), "--out", str(tmp_path / "s")]) == 0
     base = ["eval", "--dataset", str(data / "questions.jsonl"), "--corpus", str(tmp_path / "s")]
     base += ["--system", "static-rag", "--model", "offline", "--no-progress"]
@@ -114,8 +113,7 @@ def test_bad_where_clauses_exit_2_naming_the_field(data, tmp_path, capsys, flags
     assert code == 2 and message in capsys.readouterr().err
 
 
-def test_report_by_an_unknown_field_is_an_error(data, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_report_by_an_unknown_field_is_an_error(rlm_home, data, tmp_path, capsys):
     assert main(["ingest", str(data / "text"), "--out", str(tmp_path / "s")]) == 0
     assert main(
         ["eval", "--dataset", str(data / "questions.jsonl"), "--corpus", str(tmp_path / "s"),

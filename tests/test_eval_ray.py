@@ -44,9 +44,8 @@ def store(tmp_path_factory):
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(rlm_home, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     return tmp_path
 

@@ -15,7 +15,7 @@ import pytest
 
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.run_lock import LOCK_NAME, RunLock
-from tests.fixtures.cli import SCRIPT
+from tests.fixtures.cli import SCRIPT, served_env, served_eval_argv
 from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
 from tests.servers.chat import ChatServer
 
@@ -30,10 +30,9 @@ def test_a_second_lock_on_a_directory_is_refused_naming_the_holder(tmp_path):
         pass
 
 
-def test_a_sweep_directory_being_written_is_refused(tmp_path, capsys, monkeypatch):
+def test_a_sweep_directory_being_written_is_refused(rlm_home, tmp_path, capsys):
     from rlm_docs.cli import main
 
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     spec = tmp_path / "sweep.toml"
     spec.write_text(
         f'[grid]\nsystem = "static-rag"\nmodel = "offline"\n[[data]]\nname = "d"\n'
@@ -65,19 +64,10 @@ def test_two_concurrent_resumes_one_runs_the_other_is_refused(tmp_path):
         release.wait(120)  # every call waits until the test lets go
         return fake_model(messages)
 
-    env = {
-        **os.environ,
-        "OPENAI_API_KEY": "sk-test-key-000000000000000000",
-        "RLM_DOCS_HOME": str(tmp_path / "home"),
-        "RLM_DOCS_CACHE": "off",
-    }
+    env = served_env(tmp_path)
     out = tmp_path / "run"
     with ChatServer(reply=reply) as server:
-        argv = [
-            SCRIPT, "eval", "--dataset", str(QUESTIONS), "--corpus", str(store),
-            "--system", "static-rag", "--model", f"openai:fake@{server.base_url}",
-            "--out", str(out), "--workers", "2", "--no-progress",
-        ]  # fmt: skip
+        argv = [SCRIPT, *served_eval_argv(QUESTIONS, store, server.base_url, out)]
 
         def start(*extra: str) -> subprocess.Popen:
             return subprocess.Popen(

@@ -14,7 +14,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.errors import CorpusError
 from rlm_docs.eval import shipped_store
 from rlm_docs.eval.shipped_store import pack_store, unpack_store
-from rlm_docs.models.factory import _HTTP_BACKENDS, SECRET_ENV
+from rlm_docs.models.factory import _HTTP_BACKENDS, secret_env
 from tests.fixtures.eval.support import build_store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def test_a_missing_store_is_named(tmp_path):
 
 def test_every_http_backend_key_is_treated_as_a_secret():
     keys = {importlib.import_module(m).ENV_KEY for m, _ in _HTTP_BACKENDS.values()}
-    assert keys == set(SECRET_ENV)
+    assert keys == set(secret_env())
 
 
 def _base(node: Path) -> Path:

@@ -38,9 +38,8 @@ def reads_then_answers(messages: list[dict]) -> str:
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(rlm_home, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", str(tmp_path / "cache.sqlite"))
     build_store(tmp_path / "store")
     with ChatServer(reply=reads_then_answers) as server:

@@ -192,14 +192,13 @@ def test_view_of_a_deeply_nested_trajectory_is_one_line(tmp_path, capsys, depth)
 
 
 def test_report_of_a_run_whose_steps_is_not_a_number_is_one_line(
-    tmp_path, capsys, monkeypatch
+    rlm_home, tmp_path, capsys, monkeypatch
 ) -> None:
     from tests.fixtures.eval.support import QUESTIONS, build_store, fake_model
     from tests.servers.chat import ChatServer
 
     run, store = tmp_path / "run", build_store(tmp_path / "store")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     with ChatServer(reply=fake_model) as srv:
         args = ["eval", "--dataset", str(QUESTIONS), "--corpus", str(store), "--limit", "2"]

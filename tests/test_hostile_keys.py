@@ -18,9 +18,8 @@ KEY = "sk-secret-key-that-must-stay-home-0000"
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(rlm_home, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     for name in ("OPENAI_BASE_URL", "RLM_DOCS_MODEL", "RLM_DOCS_SUB_MODEL", endpoints.ALLOW_ENV):
         monkeypatch.delenv(name, raising=False)

@@ -31,10 +31,9 @@ def test_a_cell_too_deep_to_analyse_is_counted_not_raised(tmp_path_factory, code
 
 
 def test_eval_writes_results_and_resumes_over_the_cached_hostile_reply(
-    tmp_path, monkeypatch
+    rlm_home, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000000000")
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", str(tmp_path / "cache.sqlite"))
     store = build_store(tmp_path / "store")
     requests = []

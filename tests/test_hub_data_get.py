@@ -234,30 +234,43 @@ def test_oolong_bad_answer_literal_is_one_line(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_financebench_questions_then_eval_on_an_ingested_corpus(tmp_path):
-    mirror = write_financebench_mirror(tmp_path / "mirror")
-    out = tmp_path / "fb"
-    got = _cli(tmp_path, "data", "get", "financebench", "--out", str(out), "--mirror",
-               str(mirror))  # fmt: skip
-    assert got.returncode == 0, got.stderr
-    assert f"rlm-docs ingest PDF_DIR --out {out}/corpus" in got.stdout
-    assert not (out / "corpus").exists()
-    lines = [json.loads(x) for x in (out / "questions.jsonl").read_text().splitlines()]
-    demo = [json.loads(x) for x in (ROOT / "corpus" / "questions.jsonl").read_text().splitlines()]
-    assert len(lines) == len(demo)
-    # evidence_page_num counts from 0; the question file from 1, as the demo questions do
-    assert [q["evidence"] for q in lines] == [q["evidence"] for q in demo]
-    assert lines[0]["company"] == "3M" and lines[0]["doc_period"] == 2018
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
 
-    # the corpus the hint asks for (here the demo filings' pages), then eval as written
+
+def _get_questions(tmp_path: Path, name: str, mirror: Path, out: Path) -> tuple[str, list[dict]]:
+    """`data get NAME` of a questions-only benchmark: (its stdout, the question file's rows)."""
+    got = _cli(tmp_path, "data", "get", name, "--out", str(out), "--mirror", str(mirror))
+    assert got.returncode == 0, got.stderr
+    return got.stdout, _jsonl(out / "questions.jsonl")
+
+
+def _eval_on_demo_pages(tmp_path: Path, out: Path, *flags: str) -> list[dict]:
+    """The corpus a questions-only benchmark's hint asks for (here the demo filings' pages)
+    ingested into `out/corpus`, then `eval` over it as written; the result rows."""
     ing = _cli(tmp_path, "ingest", str(ROOT / "corpus" / "documents"), "--out", str(out / "corpus"))
     assert ing.returncode == 0, ing.stderr
     run = tmp_path / "run"
     ev = _cli(tmp_path, "eval", "--dataset", str(out / "questions.jsonl"), "--corpus",
               str(out / "corpus"), "--system", "rlm", "--model", "offline", "--out", str(run),
-              "--no-progress", "--workers", "2", "--where", "company=3M")  # fmt: skip
+              "--no-progress", "--workers", "2", *flags)  # fmt: skip
     assert ev.returncode == 0, ev.stderr
-    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    return _jsonl(run / "results.jsonl")
+
+
+def test_financebench_questions_then_eval_on_an_ingested_corpus(tmp_path):
+    mirror = write_financebench_mirror(tmp_path / "mirror")
+    out = tmp_path / "fb"
+    said, lines = _get_questions(tmp_path, "financebench", mirror, out)
+    assert f"rlm-docs ingest PDF_DIR --out {out}/corpus" in said
+    assert not (out / "corpus").exists()
+    demo = _jsonl(ROOT / "corpus" / "questions.jsonl")
+    assert len(lines) == len(demo)
+    # evidence_page_num counts from 0; the question file from 1, as the demo questions do
+    assert [q["evidence"] for q in lines] == [q["evidence"] for q in demo]
+    assert lines[0]["company"] == "3M" and lines[0]["doc_period"] == 2018
+
+    results = _eval_on_demo_pages(tmp_path, out, "--where", "company=3M")
     assert results and all(r["doc_f1"] == 1.0 for r in results)
     assert any(r["page_f1"] > 0 for r in results)
 
@@ -281,14 +294,9 @@ def test_financebench_negative_page_is_one_line(tmp_path):
 def test_mmlongbench_questions_then_eval_on_an_ingested_corpus(tmp_path):
     mirror = write_mmlongbench_mirror(tmp_path / "mirror")
     out = tmp_path / "mm"
-    got = _cli(tmp_path, "data", "get", "mmlongbench-doc", "--out", str(out), "--mirror",
-               str(mirror))  # fmt: skip
-    assert got.returncode == 0, got.stderr
-    assert (
-        f"--out {out}/corpus" in got.stdout and "hf download yubo2333/MMLongBench-Doc" in got.stdout
-    )
-    lines = [json.loads(x) for x in (out / "questions.jsonl").read_text().splitlines()]
-    demo = [json.loads(x) for x in (ROOT / "corpus" / "questions.jsonl").read_text().splitlines()]
+    said, lines = _get_questions(tmp_path, "mmlongbench-doc", mirror, out)
+    assert f"--out {out}/corpus" in said and "hf download yubo2333/MMLongBench-Doc" in said
+    demo = _jsonl(ROOT / "corpus" / "questions.jsonl")
     assert [q["id"] for q in lines[:2]] == ["mmlb_0001", "mmlb_0002"]
     for q, d in zip(lines, demo, strict=False):
         doc = d["evidence"][0]["document"]
@@ -306,14 +314,7 @@ def test_mmlongbench_questions_then_eval_on_an_ingested_corpus(tmp_path):
     assert zero["evidence"] == [{"document": "3M_2018_10K.pdf", "page": 56}]
     assert zero["evidence_pages"] == [0, 56] and "page 0" in zero["evidence_note"]
 
-    ing = _cli(tmp_path, "ingest", str(ROOT / "corpus" / "documents"), "--out", str(out / "corpus"))
-    assert ing.returncode == 0, ing.stderr
-    run = tmp_path / "run"
-    ev = _cli(tmp_path, "eval", "--dataset", str(out / "questions.jsonl"), "--corpus",
-              str(out / "corpus"), "--system", "rlm", "--model", "offline", "--out", str(run),
-              "--no-progress", "--workers", "2", "--limit", "4")  # fmt: skip
-    assert ev.returncode == 0, ev.stderr
-    results = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    results = _eval_on_demo_pages(tmp_path, out, "--limit", "4")
     assert len(results) == 4 and all(r["doc_f1"] == 1.0 for r in results)
 
 

@@ -23,13 +23,12 @@ needs_tesseract = pytest.mark.skipif(
 SCANNED = ["ACME scanned report 2023\nRevenue 12.5 million", "Balance sheet\nCash 4.2 million"]
 
 
+pytestmark = pytest.mark.usefixtures("rlm_home", "no_ocr_service")
+
+
 @pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
-    monkeypatch.delenv("MISTRAL_BASE_URL", raising=False)
+def _default_language(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RLM_DOCS_OCR_LANG", raising=False)
-    return tmp_path / "home"
 
 
 @pytest.fixture
@@ -49,14 +48,14 @@ def _no_tesseract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @needs_tesseract
 @pytest.mark.parametrize("mode", ["local", "auto"])
-def test_scanned_pdf_is_ocrd_locally_and_cached(scan, tmp_path, home, monkeypatch, mode):
+def test_scanned_pdf_is_ocrd_locally_and_cached(scan, tmp_path, rlm_home, monkeypatch, mode):
     report = ingest([scan], tmp_path / "store", ocr=mode)
     corpus = Corpus.load(tmp_path / "store")
     assert "Revenue 12.5 million" in corpus.page("acme_scan", 1)
     assert "Cash 4.2 million" in corpus.page("acme_scan", 2)
     assert corpus.manifest["sources"][0]["reader"] == "pypdf+tesseract"
     assert report.pages == 2
-    [cached] = (home / "ocr").glob("*.tesseract-eng.json")
+    [cached] = (rlm_home / "ocr").glob("*.tesseract-eng.json")
     assert "Revenue 12.5 million" in cached.read_text(encoding="utf-8")
     _no_tesseract(tmp_path, monkeypatch)  # the cache is enough now, in any store
     ingest([scan], tmp_path / "again", ocr="local")

@@ -23,12 +23,7 @@ def pdf(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
-    monkeypatch.delenv("MISTRAL_BASE_URL", raising=False)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("rlm_home", "no_ocr_service")
 
 
 def test_mistral_ocr_once_then_cached(pdf: Path, tmp_path: Path, monkeypatch) -> None:

@@ -19,13 +19,7 @@ from rlm_docs.ingest import ingest
 from tests.fixtures.cli import SCRIPT
 from tests.fixtures.ingest.pdf import minimal_pdf
 
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
-    monkeypatch.delenv("MISTRAL_BASE_URL", raising=False)
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("rlm_home", "no_ocr_service")
 
 
 def png_bytes() -> bytes:

@@ -69,13 +69,6 @@ def test_the_spec_names_a_factory_and_bad_ones_are_refused():
             make_client(spec)
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("RLM_DOCS_CACHE", "off")
-    return tmp_path
-
-
 def test_eval_runs_with_our_client_as_root_sub_model_and_judge(home, capsys):
     store = build_store(home / "store")
     out = home / "run"

@@ -111,9 +111,8 @@ def test_ask_returns_cited_prediction_and_trajectory(store):
         )
 
 
-def test_ask_writes_the_trajectory_file_it_names(store, tmp_path, monkeypatch):
+def test_ask_writes_the_trajectory_file_it_names(rlm_home, store, tmp_path):
     """README: `TrajectoryView.from_file(p.trajectory)` after `Session.ask` (it used to be None)."""
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     with Session(store, model="offline") as s:
         p = s.ask("What were 3M's net sales?", budget=Budget(max_steps=4))
         q = s.ask("What was AMD revenue in 2019?", log_dir=tmp_path / "logs")
@@ -124,10 +123,9 @@ def test_ask_writes_the_trajectory_file_it_names(store, tmp_path, monkeypatch):
     assert q.trajectory.startswith(str(tmp_path / "logs"))
 
 
-def test_demo_names_the_bundled_store_as_on_the_command_line(tmp_path, monkeypatch):
+def test_demo_names_the_bundled_store_as_on_the_command_line(rlm_home, tmp_path, monkeypatch):
     from rlm_docs import RLM
 
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)  # no directory called demo here
     with Session("demo") as s:
         assert "3M_2018_10K" in s.corpus.names

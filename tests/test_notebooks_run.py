@@ -30,8 +30,7 @@ def test_notebook_is_committed_without_outputs(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_notebook_runs_top_to_bottom(rlm_home, name, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.delenv("RLM_DOCS_NOTEBOOK_FULL", raising=False)
     monkeypatch.delenv("RLM_DOCS_MODEL", raising=False)

@@ -17,8 +17,7 @@ GOLD = {
 }
 
 
-def test_cli_quickstart_prints_the_output_shown(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_cli_quickstart_prints_the_output_shown(rlm_home, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("RLM_DOCS_MODEL", raising=False)
     question = re.search(r'^\.venv/bin/rlm-docs ask "([^"]+)"$', README, re.M).group(1)
     shown = re.search(r"^(Answer: .*)\n(Citations: .*)$", README, re.M)
@@ -28,8 +27,7 @@ def test_cli_quickstart_prints_the_output_shown(tmp_path, monkeypatch, capsys):
     assert shown.group(1).removeprefix("Answer: ") in str(GOLD[question])
 
 
-def test_python_quickstart_answer_is_the_one_in_its_comment(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def test_python_quickstart_answer_is_the_one_in_its_comment(rlm_home, tmp_path, capsys):
     found = re.search(r'p = rlm\.ask\("([^"]+)"\)\s+# -> (\[.*?\]), (\S+) p\.(\d+)', README)
     question, answer, doc, page = found.groups()
     argv = ["ask", question, "--corpus", "demo", "--json", "--max-steps", "10"]
@@ -42,11 +40,10 @@ def test_python_quickstart_answer_is_the_one_in_its_comment(tmp_path, monkeypatc
     )
 
 
-def test_stated_offline_accuracy_on_the_demo_questions(tmp_path, monkeypatch):
+def test_stated_offline_accuracy_on_the_demo_questions(rlm_home, tmp_path):
     from rlm_docs.eval.runner import EvalSettings, run_eval
     from rlm_docs.ingest.demo import demo_corpus_path
 
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     stated = re.search(r"it gets (\d+) of the (\d+) demo questions", README.replace("\n", " "))
     settings = EvalSettings(
         dataset=demo_questions_path(),

@@ -114,10 +114,9 @@ def load_trajectory_from(records: list[dict]):
     return from_rlms_records(records)
 
 
-def test_export_command_and_view_of_an_rlms_log(tmp_path, rlms_log, capsys, monkeypatch):
+def test_export_command_and_view_of_an_rlms_log(rlm_home, tmp_path, rlms_log, capsys, monkeypatch):
     from tests.fixtures.eval.support import QUESTIONS, build_store
 
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     store = build_store(tmp_path / "store")
     run = tmp_path / "run"

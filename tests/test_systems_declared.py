@@ -79,8 +79,7 @@ TOY = Declaration(
 
 
 @pytest.fixture
-def toy(monkeypatch, tmp_path):
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
+def toy(rlm_home, monkeypatch, tmp_path):
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     register(TOY)
     yield TOY

@@ -35,9 +35,8 @@ HEADER_SECRET = "otel-collector-token-77"
 
 
 @pytest.fixture
-def spans(tmp_path, monkeypatch):
+def spans(rlm_home, tmp_path, monkeypatch):
     """The finished spans of the scripted one-question eval, traced in process."""
-    monkeypatch.setenv("RLM_DOCS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("RLM_DOCS_CACHE", "off")
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_SECRET)
     monkeypatch.setenv("MISTRAL_API_KEY", MISTRAL_SECRET)

@@ -54,11 +54,6 @@ def show_date(day: date) -> str:
     return f"{MONTHS[day.month - 1][:3]} {day.day:02d}, {day.year}"
 
 
-def long_date(day: date) -> str:
-    """The OOLONG-Pairs form: `January 6, 2023`."""
-    return f"{MONTHS[day.month - 1]} {day.day}, {day.year}"
-
-
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One line of a window; `label` is gold and never written into the context."""

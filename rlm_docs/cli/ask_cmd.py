@@ -2,94 +2,27 @@
 
 With no flags it answers over the bundled demo corpus with the `offline` model, so it works
 without keys or network. The trajectory goes to `--log-dir` (default `RLM_DOCS_HOME/runs`).
-`add_budget_args` / `budget_from_args` are the shared budget flags (also usable by `eval`).
+Its budget, timeout, `--anytime` and `--memory` flags are the ones `eval` has (`cli.flags`).
 """
 
 import argparse
 import os
 from typing import Any
 
+from rlm_docs.cli.flags import (
+    add_budget_args,
+    add_confirm_arg,
+    add_rlm_run_args,
+    add_timeout_arg,
+    apply_timeout,
+    budget_from_args,
+    rlm_run_kwargs,
+)
 from rlm_docs.cli.retry_notices import retry_notices
 from rlm_docs.engine.records import Iteration, SubCall
-from rlm_docs.number_flags import count, plural, positive_float, positive_int
+from rlm_docs.number_flags import plural
 from rlm_docs.resources import home_dir
 from rlm_docs.terminal_text import json_text
-
-# (flag, Budget field, argparse type, help): 0 is refused where it would make the run pointless
-# and kept where it means "none of this" (no sub-calls, no recursion).
-_BUDGET_FLAGS = (
-    ("--max-steps", "max_steps", positive_int, "root turns (default 20)"),
-    ("--max-sub-calls", "max_sub_calls", count, "sub-model calls (default 100; 0: none)"),
-    (
-        "--max-input-tokens",
-        "max_input_tokens",
-        positive_int,
-        "input tokens, all calls (default: no limit)",
-    ),
-    ("--max-output-tokens", "max_output_tokens", positive_int, "output tokens (default: no limit)"),
-    ("--max-cost", "max_cost_usd", positive_float, "dollars (default: no limit)"),
-    ("--max-wall", "max_wall_s", positive_float, "wall-clock seconds (default: no limit)"),
-    ("--max-depth", "max_depth", count, "recursion depth of rlm_query (default 1; 0: none)"),
-    ("--concurrency", "max_concurrency", positive_int, "parallel sub-calls (default 8)"),
-)
-
-
-def add_budget_args(parser: argparse.ArgumentParser, steps: tuple[Any, str] | None = None) -> None:
-    """The per-question budget flags (unset flags keep `Budget`'s defaults); `steps` replaces
-    the type and help of `--max-steps` (eval's step-limit lists)."""
-    group = parser.add_argument_group("budget (per question, including child RLMs)")
-    for flag, dest, kind, text in _BUDGET_FLAGS:
-        if steps is not None and dest == "max_steps":
-            kind, text = steps
-        group.add_argument(flag, dest=dest, type=kind, default=None, metavar="N", help=text)
-
-
-def budget_from_args(args: argparse.Namespace) -> Any:
-    """A `Budget` from the flags given (ConfigError naming the bad field)."""
-    from rlm_docs.errors import ConfigError
-    from rlm_docs.governor import Budget
-
-    given = {dest: getattr(args, dest) for _, dest, _, _ in _BUDGET_FLAGS}
-    steps = given["max_steps"]
-    if isinstance(steps, list):  # eval's `step_limits` type: one limit is a plain budget
-        if len(steps) > 1:
-            raise ConfigError(
-                f"--max-steps {','.join(map(str, steps))}: a list of step limits runs only as "
-                "`rlm-docs eval ... --max-steps LIST` (the exact step-limit curve)"
-            )
-        given["max_steps"] = steps[0]
-    return Budget(**{k: v for k, v in given.items() if v is not None})
-
-
-def add_confirm_arg(parser: argparse.ArgumentParser) -> None:
-    """`--no-confirm-final`: end a run as soon as code sets `answer["ready"]` (MADQA's protocol),
-    without the confirmation turn that shows the model what its finishing code printed."""
-    parser.add_argument(
-        "--no-confirm-final",
-        action="store_true",
-        help='end the run as soon as code sets answer["ready"] = True, without first showing the '
-        "model what that code printed (default: one confirmation turn when it printed output)",
-    )
-
-
-def add_timeout_arg(parser: argparse.ArgumentParser) -> None:
-    """`--timeout SECONDS` for every HTTP model request (root, sub-model, judge)."""
-    parser.add_argument(
-        "--timeout",
-        type=positive_float,
-        metavar="SECONDS",
-        help="per HTTP request to a model before it is retried "
-        "(default: RLM_DOCS_TIMEOUT or 120; raise it for slow local servers and reasoning models)",
-    )
-
-
-def apply_timeout(args: argparse.Namespace) -> None:
-    """Make `--timeout` the process's default (`make_client` reads RLM_DOCS_TIMEOUT), so every
-    client this command builds uses it."""
-    from rlm_docs.models.factory import TIMEOUT_ENV
-
-    if args.timeout is not None:
-        os.environ[TIMEOUT_ENV] = repr(args.timeout)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -135,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_confirm_arg(p)
     add_timeout_arg(p)
     add_budget_args(p)
+    add_rlm_run_args(p)
     p.set_defaults(func=run, needs_home=True)
 
 
@@ -160,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         log_dir=log_dir,
         on_turn=print_turn if args.verbose else None,
         confirm_final=not args.no_confirm_final,
+        **rlm_run_kwargs(args),
     )
     with retry_notices("ask", args.verbose):
         pred = rlm.ask(args.question)
@@ -253,6 +188,17 @@ def _print(pred: Any) -> None:
         f"${pred.cost_usd:.4f}, {pred.wall_s:.1f}s, depth {pred.max_depth}, "
         f"stop: {pred.stop_reason}[/dim]"
     )
+    for checkpoint in pred.anytime:  # --anytime: the answer asked for at each share
+        shares = ", ".join(f"{share:.0%}" for share in checkpoint["shares"])
+        said = "; ".join(checkpoint["answer"]) if checkpoint["answer"] else "(no answer)"
+        out.print(f"[dim]at {shares} of the budget: {escape(said)}[/dim]")
+    memory = pred.info.get("memory")
+    if memory:  # --memory: what this question took from earlier ones
+        out.print(
+            f"[dim]memory: question {memory['sequence']} of this corpus, "
+            f"{plural(memory['reused_sub_calls'], 'sub-call')} reused, "
+            f"{plural(memory['notes_before'], 'note')} from earlier questions[/dim]"
+        )
     if pred.error:
         console(stderr=True).print(f"[red]error:[/red] {escape(pred.error)}")
     if pred.trajectory:

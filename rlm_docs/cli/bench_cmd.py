@@ -8,6 +8,7 @@ import argparse
 import re
 import time
 
+from rlm_docs.cli.command_group import group_action
 from rlm_docs.errors import ConfigError
 from rlm_docs.number_flags import positive_int
 
@@ -23,19 +24,18 @@ def _tokens(value: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    make = group_action(
+        subparsers,
         "bench",
-        help="generate workloads (oolong, oolong-pairs, needle)",
-        description="Generated workloads whose questions need decomposition.",
-    )
-    sub = p.add_subparsers(dest="bench_command", metavar="ACTION")
-    sub.required = True
-    make = sub.add_parser(
         "make",
-        help="write a corpus store, questions.jsonl and manifest.json per token target",
-        description=(
+        group_help=(
+            "generate workloads (oolong, oolong-pairs, needle)",
+            "Generated workloads whose questions need decomposition.",
+        ),
+        action_help=(
+            "write a corpus store, questions.jsonl and manifest.json per token target",
             "Generate KIND deterministically from --seed at each --tokens target (cl100k "
-            "tokens): OUT/<tokens>/corpus, OUT/<tokens>/questions.jsonl, OUT/manifest.json."
+            "tokens): OUT/<tokens>/corpus, OUT/<tokens>/questions.jsonl, OUT/manifest.json.",
         ),
     )
     make.add_argument("kind", choices=("oolong", "oolong-pairs", "needle"), help="workload")

@@ -4,25 +4,26 @@ import argparse
 import json
 import sys
 
+from rlm_docs.cli.command_group import group_action
 from rlm_docs.number_flags import positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    get = group_action(
+        subparsers,
         "data",
-        help="fetch public benchmarks (MADQA, OOLONG, FinanceBench, MMLongBench-Doc) as a corpus store and a question file",
-        description="Public benchmarks from the Hugging Face Hub, ready for `eval`.",
-    )
-    sub = p.add_subparsers(dest="data_command", metavar="ACTION")
-    sub.required = True
-    get = sub.add_parser(
         "get",
-        help="download a benchmark and write DIR/corpus (store) and DIR/questions.jsonl",
-        description=(
+        group_help=(
+            "fetch public benchmarks (MADQA, OOLONG, FinanceBench, MMLongBench-Doc) as a corpus "
+            "store and a question file",
+            "Public benchmarks from the Hugging Face Hub, ready for `eval`.",
+        ),
+        action_help=(
+            "download a benchmark and write DIR/corpus (store) and DIR/questions.jsonl",
             "Download a benchmark's questions and corpus (cached under HF_HOME; an interrupted "
             "download resumes) and write DIR/corpus, a store, and DIR/questions.jsonl, a "
             "MADQA-schema question file; `rlm-docs eval --dataset DIR/questions.jsonl "
-            "--corpus DIR/corpus` takes both as they are. Needs the `hub` extra."
+            "--corpus DIR/corpus` takes both as they are. Needs the `hub` extra.",
         ),
     )
     get.add_argument(

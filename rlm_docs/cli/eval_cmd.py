@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlm_docs.cli.ask_cmd import (
+from rlm_docs.cli.flags import (
     add_budget_args,
     add_confirm_arg,
     add_timeout_arg,
@@ -150,29 +150,43 @@ def _resume_hint(args: argparse.Namespace, *flags: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.eval.aggregate import citation_f1_text, decided_text, headline_accuracy
-    from rlm_docs.eval.runner import EvalSettings
-    from rlm_docs.ingest.demo import resolve_store
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
-    if args.retry_failed and not args.resume:
-        from rlm_docs.errors import ConfigError
-
-        raise ConfigError("--retry-failed continues a run: add --resume")
     apply_timeout(args)
+    limits = args.max_steps or []
+    settings = settings_from_args(args)
+    try:
+        if len(limits) > 1:
+            return _step_limits(settings, limits, args)
+        s = traced(settings, args.otel)
+    except KeyboardInterrupt:
+        done = _finished(Path(args.out))
+        raise Interrupted(
+            f"{done} finished question(s) are kept in {args.out}; continue with:\n"
+            f"  {_resume_hint(args)}"
+        ) from None
+    print_summary(args, s)
+    return failed_exit([s], args)
+
+
+def settings_from_args(args: argparse.Namespace) -> "EvalSettings":
+    """The run's settings from eval's parsed flags (ConfigError for flags refused together);
+    a `--max-steps` list leaves its longest limit as the budget shown."""
+    from rlm_docs.errors import ConfigError
+    from rlm_docs.eval.runner import EvalSettings
+    from rlm_docs.ingest.demo import resolve_store
+
+    if args.retry_failed and not args.resume:
+        raise ConfigError("--retry-failed continues a run: add --resume")
     limits = args.max_steps or []
     args.max_steps = limits[-1] if limits else None  # the longest limit is the budget shown
     if getattr(args, "memory", None) and args.executor == "ray":  # a file cannot span nodes
-        from rlm_docs.errors import ConfigError
-
         raise ConfigError("--memory needs --executor thread: Ray nodes cannot share its file")
     person = _is_human(args.model) or _is_human(args.sub_model)
     if person and args.executor != "thread":
-        from rlm_docs.errors import ConfigError
-
         raise ConfigError("a human model answers at this terminal: use --executor thread")
-    settings = EvalSettings(
+    return EvalSettings(
         dataset=Path(args.dataset),
         corpus=resolve_store(args.corpus),
         system=args.system,
@@ -194,18 +208,14 @@ def run(args: argparse.Namespace) -> int:
         sensitivity=args.judge_sensitivity,
         specificity=args.judge_specificity,
     )
-    try:
-        if len(limits) > 1:
-            return _step_limits(settings, limits, args)
-        s = _traced(settings, args.otel)
-    except KeyboardInterrupt:
-        done = _finished(Path(args.out))
-        raise Interrupted(
-            f"{done} finished question(s) are kept in {args.out}; continue with:\n"
-            f"  {_resume_hint(args)}"
-        ) from None
+
+
+def print_summary(args: argparse.Namespace, s: dict) -> None:
+    """The run's one-line summary (and its coverage and memory lines) on stdout."""
+    from rlm_docs.eval.aggregate import citation_f1_text, decided_text, headline_accuracy
+
     acc, how = headline_accuracy(s)
-    decided = decided_text(s, shlex.quote(args.out))
+    decided = decided_text(s, shlex.quote(str(args.out)))
     print(
         f"{args.system}: {s['n']} questions ({s['ran_now']} run now), accuracy "
         f"{_pct(acc['value'])} [{_pct(acc['low'])}, {_pct(acc['high'])}] ({how})"
@@ -219,10 +229,9 @@ def run(args: argparse.Namespace) -> int:
         from rlm_docs.eval.memory_cost import memory_sentence
 
         print(memory_sentence(s["memory"]))
-    return _failed_exit([s], args)
 
 
-def _failed_exit(summaries: list[dict], args: argparse.Namespace) -> int:
+def failed_exit(summaries: list[dict], args: argparse.Namespace) -> int:
     """FAILED_QUESTIONS after saying on stderr what failed and how to retry; else 0."""
     import sys
 
@@ -241,7 +250,7 @@ def _failed_exit(summaries: list[dict], args: argparse.Namespace) -> int:
     return FAILED_QUESTIONS
 
 
-def _traced(settings: "EvalSettings", otel: bool) -> dict:
+def traced(settings: "EvalSettings", otel: bool) -> dict:
     """`run_eval`, with each finished question sent as spans when tracing is on (`--otel`
     or OTEL_EXPORTER_OTLP_ENDPOINT; `rlm_docs.tracing`)."""
     from rlm_docs.eval.runner import run_eval
@@ -296,4 +305,4 @@ def _step_limits(settings: "EvalSettings", limits: list[int], args: argparse.Nam
         f"{top['new_calls']} new calls for the longest limit, {extra} extra calls "
         f"(${dollars:.4f}) for the shorter ones -> {out}"
     )
-    return _failed_exit([r["summary"] for r in results], args)
+    return failed_exit([r["summary"] for r in results], args)

@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.flags import add_budget_args, budget_from_args
 from rlm_docs.cli.serve_cmd import (
     add_connection_args,
     api_key_from_env,

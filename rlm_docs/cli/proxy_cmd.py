@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlm_docs.atomic import atomic_write_text
-from rlm_docs.cli.ask_cmd import add_budget_args, add_timeout_arg, apply_timeout, budget_from_args
+from rlm_docs.cli.flags import add_budget_args, add_timeout_arg, apply_timeout, budget_from_args
 from rlm_docs.number_flags import tcp_port
 
 if TYPE_CHECKING:

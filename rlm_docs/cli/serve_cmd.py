@@ -17,7 +17,7 @@ import sys
 from contextlib import nullcontext
 from typing import Any
 
-from rlm_docs.cli.ask_cmd import add_budget_args, budget_from_args
+from rlm_docs.cli.flags import add_budget_args, budget_from_args
 from rlm_docs.errors import ConfigError
 from rlm_docs.number_flags import non_negative_float, positive_float, positive_int, tcp_port
 

@@ -1,15 +1,11 @@
 """`rlm-docs sweep SPEC.toml --out DIR`: a grid of evals, one resumable run directory per cell.
 
-The spec (`rlm_docs.cli.sweep_spec`) expands into cells; each cell is an `rlm-docs eval`
-command line run through eval itself (same parser, run directory, `--resume`, executor), into
-`DIR/<cell name>`. Generated workloads are written once into `DIR/workloads/`. A cell whose
-results are complete, none failed, and whose eval command line is the one recorded in
-`DIR/sweep.json` when it finished is skipped; any other existing cell is resumed (eval refuses
-a resume whose settings differ), its failed questions run again (`--retry-failed`): an outage
-must not freeze into the study as a 0% cell. A sweep with failed questions left exits 3, as
-eval does. The sweep holds `DIR`'s writer lock (`eval.run_lock`) and each cell its own. Ctrl-C
-stops at once and every cell stays resumable: run the same command again. The sweep ends with
-one `report` over all cells in `DIR/report/`, labelled by cell name.
+The spec (`rlm_docs.cli.sweep_spec`) expands into cells, each checked by eval's own parser and
+turned into the `EvalSettings` `rlm-docs eval` would run with the same flags; the sweep itself
+(skipping finished cells, resuming the rest with their failed questions again, one writer lock,
+one combined report in `DIR/report/`) is `rlm_docs.eval.sweep.run_sweep`, which this command
+calls, printing each cell's eval summary line. A sweep with failed questions left exits 3, as
+eval does. Ctrl-C stops at once and every cell stays resumable: run the same command again.
 
 `--dry-run` prints each cell, its question count, upper bounds on model calls and dollars
 (`rlm_docs.eval.bounds`) and where each of its models' requests go, with or without the API key
@@ -17,18 +13,15 @@ one `report` over all cells in `DIR/report/`, labelled by cell name.
 """
 
 import argparse
-import json
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from rlm_docs.cli.interrupt import Interrupted
-from rlm_docs.cli.sweep_spec import Cell, Sweep, Workload, cell_args, load_sweep
+from rlm_docs.cli.sweep_spec import Cell, Sweep, cell_args, load_sweep
 from rlm_docs.errors import ConfigError
 from rlm_docs.terminal_text import sanitize
-
-RECORD = "sweep.json"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -67,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _bounds(cell: Cell) -> tuple[int, Any, Any]:
     """(questions, calls bound, dollars bound) of a cell."""
-    from rlm_docs.cli.ask_cmd import budget_from_args
     from rlm_docs.cli.eval_cmd import options_from_args
+    from rlm_docs.cli.flags import budget_from_args
     from rlm_docs.eval.bounds import calls_per_question, dollars_per_question
 
     args = cell_args(cell)
@@ -148,81 +141,6 @@ def _print_plan(sweep: Sweep) -> None:
     )
 
 
-def _generate(workload: Workload, out: Path) -> None:
-    """Write the workload under out/workloads unless the same one is already there."""
-    from rlm_docs.bench.make import MANIFEST, make_bench
-
-    root = out / "workloads" / workload.dirname
-    try:
-        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    wanted = {"tokens": list(workload.tokens), "questions": workload.questions}
-    if (
-        isinstance(manifest, dict)
-        and manifest.get("kind") == workload.kind
-        and manifest.get("seed") == workload.seed
-        and {k: manifest.get("parameters", {}).get(k) for k in wanted} == wanted
-    ):
-        return
-    print(f"generating {workload.kind} (seed {workload.seed}) -> {root}")
-    make_bench(
-        workload.kind,
-        root,
-        seed=workload.seed,
-        tokens=list(workload.tokens),
-        questions=workload.questions,
-        data=workload.data,
-        filler=workload.filler,
-        needles=workload.needles,
-    )
-
-
-def _read_record(out: Path) -> dict[str, list[str]]:
-    try:
-        data = json.loads((out / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    cells = data.get("cells") if isinstance(data, dict) else None
-    return cells if isinstance(cells, dict) else {}
-
-
-def _write_record(out: Path, spec: Path, cells: dict[str, list[str]]) -> None:
-    from rlm_docs.atomic import atomic_write_text
-
-    record = {"format": "rlm-docs.sweep", "spec": str(spec.resolve()), "cells": cells}
-    atomic_write_text(out / RECORD, json.dumps(record, indent=1) + "\n")
-
-
-def _finished(path: Path) -> bool:
-    """Every question of the run has a result, none failed, and the end-of-run files were
-    written."""
-    from rlm_docs.eval.rundir import EvalRunDir
-
-    run = EvalRunDir(path)
-    if not run.manifest_path.exists() or not (path / "predictions.parquet").exists():
-        return False
-    done = run.read_results()
-    return all(
-        q["id"] in done and done[q["id"]].get("status") != "failed"
-        for q in run.read_manifest()["questions"]
-    )
-
-
-def _run_cell(cell: Cell, out: Path, sweep: Sweep, progress: bool) -> int:
-    """Run or continue one cell through eval (failed questions again); eval's exit code."""
-    from rlm_docs.cli import build_parser
-
-    argv = ["eval", *cell.eval_argv(out, sweep.run_flags)]
-    if (out / cell.name / "run.json").exists():
-        argv += ["--resume", "--retry-failed"]
-    if not progress:
-        argv.append("--no-progress")
-    args = build_parser().parse_args(argv)
-    args.argv = argv
-    return int(args.func(args) or 0)
-
-
 def _check_executor(sweep: Sweep) -> None:
     """Refuse `executor = "ray"` without the `ray` extra before a dry run prints a plan or any
     cell writes a file (eval would refuse it only inside the first cell)."""
@@ -237,7 +155,6 @@ def _check_executor(sweep: Sweep) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rlm_docs.eval.run_lock import RunLock
     from rlm_docs.output_paths import check_output_dir
 
     check_output_dir(args.out, "--out")
@@ -247,57 +164,76 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(sweep)
         return 0
-    with RunLock(out):
-        return _run_cells(args, sweep, out)
+    return _run(args, sweep, out)
 
 
-def _run_cells(args: argparse.Namespace, sweep: Sweep, out: Path) -> int:
-    """Every cell not finished, then the report; 3 when questions failed in some cell."""
-    from rlm_docs.cli.eval_cmd import FAILED_QUESTIONS
+def _eval_args(cell: Cell, out: Path, sweep: Sweep, progress: bool) -> argparse.Namespace:
+    """eval's parsed flags for one cell, as `rlm-docs eval` would parse them (its `argv` is
+    what a failed cell's retry hint shows: continuing an existing cell adds --resume and
+    --retry-failed)."""
+    from rlm_docs.cli import build_parser
 
-    record = _read_record(out)
-    done = 0
-    failed: list[str] = []
+    argv = ["eval", *cell.eval_argv(out, sweep.run_flags)]
+    if (out / cell.name / "run.json").exists():
+        argv += ["--resume", "--retry-failed"]
+    if not progress:
+        argv.append("--no-progress")
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    return args
+
+
+def _run(args: argparse.Namespace, sweep: Sweep, out: Path) -> int:
+    """`run_sweep` over the spec's cells, printing as eval does per cell; 3 when questions
+    failed in some cell."""
+    from rlm_docs.cli.eval_cmd import (
+        FAILED_QUESTIONS,
+        failed_exit,
+        print_summary,
+        settings_from_args,
+        traced,
+    )
+    from rlm_docs.cli.flags import apply_timeout
+    from rlm_docs.eval.sweep import SweepCell, SweepInterrupted, run_sweep
+
+    progress = not args.no_progress
+    parsed = {c.name: _eval_args(c, out, sweep, progress) for c in sweep.cells}
+    cells = []
+    for cell in sweep.cells:
+        settings = settings_from_args(parsed[cell.name])
+        cells.append(SweepCell(cell.name, settings, cell.eval_argv(out, [])))
+    if sweep.cells:
+        apply_timeout(parsed[sweep.cells[0].name])  # a [sweep] key: the same in every cell
+
+    def run_cell(cell: SweepCell, settings: Any) -> dict:
+        eval_args = parsed[cell.name]
+        summary = traced(settings, eval_args.otel)
+        print_summary(eval_args, summary)
+        failed_exit([summary], eval_args)
+        return summary
+
     try:
-        for workload in sweep.workloads:
-            _generate(workload, out)
-        for i, cell in enumerate(sweep.cells, 1):
-            settings = cell.eval_argv(out, [])
-            head = f"[{i}/{len(sweep.cells)}] {cell.name}"
-            if _finished(out / cell.name) and record.get(cell.name) == settings:
-                print(f"{head}: finished, skipped")
-            else:
-                print(f"{head}:", flush=True)
-                if _run_cell(cell, out, sweep, not args.no_progress) == FAILED_QUESTIONS:
-                    failed.append(cell.name)
-                record[cell.name] = settings
-                _write_record(out, sweep.path, record)
-            done += 1
-    except KeyboardInterrupt:
+        result = run_sweep(
+            cells,
+            out,
+            workloads=sweep.workloads,
+            spec=sweep.path,
+            run=run_cell,
+            log=lambda line: print(line, flush=True),
+        )
+    except SweepInterrupted as stop:
         hint = "rlm-docs " + shlex.join(getattr(args, "argv", None) or ["sweep", args.spec])
         raise Interrupted(
-            f"{done} of {len(sweep.cells)} cells finished; every cell in {out} is resumable; "
+            f"{stop.done} of {stop.total} cells finished; every cell in {out} is resumable; "
             f"continue with:\n  {hint}"
         ) from None
-    _report(sweep, out)
-    if not failed:
+    print(sanitize(result.report["markdown"]))
+    print(f"\nreport: {out}/report/report.md, {out}/report/report.html")
+    if not result.failed:
         return 0
     print(
-        f"{len(failed)} cell(s) with failed questions ({', '.join(failed)}); run the same "
-        "command again to retry them",
+        f"{len(result.failed)} cell(s) with failed questions ({', '.join(result.failed)}); run "
+        "the same command again to retry them",
         file=sys.stderr,
     )
     return FAILED_QUESTIONS
-
-
-def _report(sweep: Sweep, out: Path) -> None:
-    from rlm_docs.eval.report import build_report
-
-    result = build_report(
-        [out / c.name for c in sweep.cells],
-        out / "report",
-        labels=[c.name for c in sweep.cells],
-        disjoint=True,
-    )
-    print(sanitize(result["markdown"]))
-    print(f"\nreport: {out}/report/report.md, {out}/report/report.html")

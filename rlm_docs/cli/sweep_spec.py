@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.errors import ConfigError, RlmDocsError
+from rlm_docs.eval.sweep import Workload
 
 # Keys a sweep sets per data set or per run, never as a grid axis.
 _NOT_IN_GRID = ("dataset", "corpus", "out", "resume", "limit", "where", "no-progress", "workers")
@@ -49,31 +50,6 @@ _DATA_KEYS = ("name", "dataset", "corpus", "limit", "where")
 _WORKLOAD_KEYS = ("kind", "tokens", "seeds", "questions", "needles", "data", "filler")
 _NAMED_BY_VALUE = ("system", "model", "sub-model", "prompt", "judge")
 _PLACEHOLDER = {"dataset": "x", "corpus": "x", "system": "rlm", "model": "offline", "out": "x"}
-
-
-@dataclass(frozen=True)
-class Workload:
-    """One `bench make` output (all its lengths), generated once into the sweep directory."""
-
-    kind: str
-    seed: int
-    tokens: tuple[int, ...]
-    questions: int
-    needles: int = 1
-    data: str | None = None
-    filler: str | None = None
-
-    @property
-    def dirname(self) -> str:
-        return f"{self.kind}-s{self.seed}"
-
-    def expected_questions(self) -> int:
-        """Questions per length: exact for needle and pairs, an upper bound for oolong."""
-        if self.kind == "oolong-pairs":
-            from rlm_docs.bench.pairs import TASKS
-
-            return min(self.questions, len(TASKS))
-        return self.questions
 
 
 @dataclass(frozen=True)
@@ -316,7 +292,7 @@ def _unique(cells: list[Cell]) -> list[Cell]:
 
 def workload_data_sets(workload: Workload, out: Path) -> list[DataSet]:
     """The data sets of a workload generated under `out` (one per length)."""
-    root = out / "workloads" / workload.dirname
+    root = workload.root(out)
     return [
         DataSet(
             f"{workload.dirname}-{t}",
@@ -383,8 +359,8 @@ def load_sweep(path: str | Path, out: Path, executor: str | None = None) -> Swee
 
 def check_cell(checker: _Checker, cell: Cell) -> None:
     """ConfigError naming the spec and cell for flags eval refuses together."""
-    from rlm_docs.cli.ask_cmd import budget_from_args
     from rlm_docs.cli.eval_cmd import options_from_args
+    from rlm_docs.cli.flags import budget_from_args
 
     args = checker.parse(list(cell.flags))
     try:

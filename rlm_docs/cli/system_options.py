@@ -33,7 +33,7 @@ def _help(uses: list[tuple[str, dataclasses.Field]]) -> str:
     first = uses[0][1]
     systems = ", ".join(name for name, _ in uses)
     defaults = {f.default for _, f in uses}
-    if isinstance(first.default, bool) or defaults == {None}:
+    if isinstance(first.default, bool) or defaults <= {None, ""}:
         return f"{first.metadata['help']} [{systems}]"
     if len(defaults) == 1:
         return f"{first.metadata['help']} [{systems}; default {first.default}]"
@@ -41,9 +41,12 @@ def _help(uses: list[tuple[str, dataclasses.Field]]) -> str:
     return f"{first.metadata['help']} [{systems}; default {each}]"
 
 
-def add_option_flags(parser: argparse.ArgumentParser) -> None:
-    """Add every registered system's option flags not already on `parser`."""
+def add_option_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] = ()) -> None:
+    """Add every registered system's option flags not already on `parser` (`only`: just
+    these)."""
     for flag, uses in _declared_flags().items():
+        if only and flag not in only:
+            continue
         if flag in parser._option_string_actions:  # e.g. --no-confirm-final, shared with ask
             continue
         first = uses[0][1]

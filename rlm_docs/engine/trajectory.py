@@ -64,8 +64,8 @@ from rlm_docs.engine.records import Iteration, Metadata, Result, Trajectory
 from rlm_docs.engine.rlms_log import from_rlms_records, is_rlms_log
 from rlm_docs.errors import DatasetError
 from rlm_docs.jsonl import read_jsonl
+from rlm_docs.models.factory import secret_env
 
-_SECRET_VARS = ("OPENAI_API_KEY", "MISTRAL_API_KEY")
 _KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,})")
 
 
@@ -74,8 +74,9 @@ def _now() -> str:
 
 
 def redact(value: Any) -> Any:
-    """A copy of `value` with API keys (known env values and `sk-...` tokens) masked."""
-    secrets = [os.environ[k] for k in _SECRET_VARS if len(os.environ.get(k, "")) >= 8]
+    """A copy of `value` with API keys masked: the values of every declared key variable
+    (`models.factory.secret_env`), and any `sk-...` token (a key typed into a prompt)."""
+    secrets = [os.environ[k] for k in secret_env() if len(os.environ.get(k, "")) >= 8]
     return _redact(value, secrets)
 
 

@@ -25,6 +25,8 @@ _EXPORTS = {
     "by_group": "rlm_docs.eval.aggregate",
     "EvalSettings": "rlm_docs.eval.runner",
     "run_eval": "rlm_docs.eval.runner",
+    "run_sweep": "rlm_docs.eval.sweep",
+    "SweepCell": "rlm_docs.eval.sweep",
     "load_run": "rlm_docs.eval.rundir",
     "build_report": "rlm_docs.eval.report",
 }

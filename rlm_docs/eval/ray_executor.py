@@ -11,7 +11,7 @@ Exactly once: a question runs on one actor at a time (Ray's own retries stay off
 driver gives the question to another node; a question can therefore run twice but is delivered
 once, and the runner records each id once.
 
-Secrets: API keys (`models.factory.SECRET_ENV`) go to each actor as a constructor argument,
+Secrets: API keys (`models.factory.secret_env`) go to each actor as a constructor argument,
 never in `runtime_env`: Ray's runtime-env agent logs every `runtime_env` it creates verbatim
 at INFO (`runtime_env_agent.log`: `Creating runtime env: {"env_vars": ...}`). Only the other
 client settings (base URLs, RLM_DOCS_*) travel in `runtime_env={"env_vars": ...}`. Keys go only
@@ -23,6 +23,7 @@ Corpus: by default every node reads the store at the driver's path (a shared fil
 once (`shipped_store`).
 """
 
+import logging
 import os
 import socket
 import sys
@@ -38,7 +39,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.shipped_store import pack_store, unpack_store
 from rlm_docs.models import endpoints
-from rlm_docs.models.factory import CLIENT_ENV, SECRET_ENV
+from rlm_docs.models.factory import CLIENT_ENV, secret_env
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -51,7 +52,7 @@ MAX_LOSSES = 3
 NODE_POLL_S = 2.0
 
 
-class Secrets(dict):
+class Secrets(dict[str, str]):
     """Environment variables that must not be shown: their repr names them only."""
 
     def __repr__(self) -> str:
@@ -62,15 +63,15 @@ def client_env(address: str | None = None) -> tuple[dict[str, str], Secrets]:
     """(settings for `runtime_env`, secrets for the actors) from this process's environment;
     no secrets for a cluster the user did not name (`endpoints.cluster_may_get_keys`)."""
     plain = {k: v for k, v in os.environ.items() if k in CLIENT_ENV or k.startswith("RLM_DOCS_")}
-    secrets = Secrets({k: os.environ[k] for k in SECRET_ENV if os.environ.get(k)})
+    secrets = Secrets({k: os.environ[k] for k in secret_env() if os.environ.get(k)})
     if not endpoints.cluster_may_get_keys(address):
         secrets = Secrets()
-    return {k: v for k, v in plain.items() if k not in SECRET_ENV}, secrets
+    return {k: v for k, v in plain.items() if k not in secret_env()}, secrets
 
 
 def secrets_named() -> list[str]:
     """The API key variables set in this process's environment."""
-    return [k for k in SECRET_ENV if os.environ.get(k)]
+    return [k for k in secret_env() if os.environ.get(k)]
 
 
 @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
@@ -79,7 +80,7 @@ class NodeWorker:
     that cannot read the corpus stops the run with its reason instead of being retried."""
 
     def __init__(
-        self, fn: Callable, secrets: Secrets, store: bytes | None, rule: endpoints.KeyRule | None
+        self, fn: Any, secrets: Secrets, store: bytes | None, rule: endpoints.KeyRule | None
     ) -> None:
         os.environ.update(secrets)
         endpoints.install(rule)  # the driver's: where keys may go
@@ -148,7 +149,7 @@ class RayExecutor:
                     address=address or "local",
                     include_dashboard=False,
                     log_to_driver=False,
-                    logging_level="WARNING",
+                    logging_level=logging.WARNING,
                     configure_logging=True,
                 )
             except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -160,15 +161,17 @@ class RayExecutor:
         if self._owns_connection and ray.is_initialized():
             ray.shutdown()
 
-    def _launch(self, fn: Callable, store: Any, skip: set[str]) -> dict[Any, tuple[str, Any]]:
+    def _launch(
+        self, fn: Callable[..., Any], store: Any, skip: set[str]
+    ) -> dict[Any, tuple[str, Any]]:
         """An actor on every alive node not in `skip`, not waited for: {its `ready()` ref:
         (node id, actor)}."""
         plain, secrets = client_env(self.address)
         starting = {}
-        for node in (n["NodeID"] for n in ray.nodes() if n["Alive"]):
+        for node in (n["NodeID"] for n in ray.nodes() if n["Alive"]):  # type: ignore[no-untyped-call]
             if node in skip:
                 continue
-            actor = NodeWorker.options(
+            actor = NodeWorker.options(  # type: ignore[attr-defined]  # added by @ray.remote
                 max_concurrency=self.workers,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
                 runtime_env={"env_vars": plain},
@@ -226,7 +229,7 @@ class RayExecutor:
                 try:
                     result = ray.get(ref)
                 except RayTaskError as exc:
-                    raise exc.as_instanceof_cause() from None
+                    raise exc.as_instanceof_cause() from None  # type: ignore[no-untyped-call]
                 except (RayActorError, ObjectLostError):
                     # The worker or the node holding the result is gone: run it elsewhere.
                     if node in actors:

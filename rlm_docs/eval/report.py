@@ -39,7 +39,7 @@ from rlm_docs.eval.paired import paired_runs
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.eval.step_limit_report import exact_curves, step_limit_sections
-from rlm_docs.eval.step_limits import is_sweep, load_sweep
+from rlm_docs.eval.step_limits import is_sweep, load_step_limits
 
 
 @dataclass
@@ -165,7 +165,7 @@ def load_runs(
     exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}
     for p in paths:
         if is_sweep(p):
-            limits = load_sweep(p)
+            limits = load_step_limits(p)
             manifest, rows = next(iter(limits.values()))  # the longest limit
             exact[Path(p)] = {limit: r for limit, (_, r) in limits.items()}
         else:

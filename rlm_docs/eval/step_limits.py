@@ -118,7 +118,7 @@ def run_step_limits(
     return out
 
 
-def load_sweep(root: str | Path) -> dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]:
+def load_step_limits(root: str | Path) -> dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]:
     """{limit: (manifest, rows)} of every limit that has a run, longest first."""
     found = {}
     for limit in read_limits(root):

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
@@ -51,31 +52,28 @@ class Benchmark:
     split_files: str = ""  # `data/{split}-*`: download only the asked split's files
 
 
+def _benchmark(module: ModuleType, **how: Any) -> Benchmark:
+    """A benchmark from its hub module's declarations (`QUESTIONS_REPO`, `DEFAULT_SPLIT`,
+    `question_record`) and `how` its corpus is had."""
+    return Benchmark(
+        questions_repo=module.QUESTIONS_REPO,
+        default_split=module.DEFAULT_SPLIT,
+        question=module.question_record,
+        **how,
+    )
+
+
 BENCHMARKS: dict[str, Benchmark] = {
-    "madqa": Benchmark(
-        questions_repo=madqa.QUESTIONS_REPO,
-        default_split=madqa.DEFAULT_SPLIT,
+    "madqa": _benchmark(
+        madqa,
         corpus_repo=madqa.CORPUS_REPO,
         corpus_split=madqa.CORPUS_SPLIT,
-        question=madqa.question_record,
         documents=madqa.documents,
     ),
-    "financebench": Benchmark(
-        questions_repo=financebench.QUESTIONS_REPO,
-        default_split=financebench.DEFAULT_SPLIT,
-        question=financebench.question_record,
-        corpus_hint=financebench.CORPUS_HINT,
-    ),
-    "mmlongbench-doc": Benchmark(
-        questions_repo=mmlongbench.QUESTIONS_REPO,
-        default_split=mmlongbench.DEFAULT_SPLIT,
-        question=mmlongbench.question_record,
-        corpus_hint=mmlongbench.CORPUS_HINT,
-    ),
-    "oolong": Benchmark(
-        questions_repo=oolong.QUESTIONS_REPO,
-        default_split=oolong.DEFAULT_SPLIT,
-        question=oolong.question_record,
+    "financebench": _benchmark(financebench, corpus_hint=financebench.CORPUS_HINT),
+    "mmlongbench-doc": _benchmark(mmlongbench, corpus_hint=mmlongbench.CORPUS_HINT),
+    "oolong": _benchmark(
+        oolong,
         split_files=oolong.SPLIT_FILES,
         window=oolong.window_key,
         context=oolong.window_document,

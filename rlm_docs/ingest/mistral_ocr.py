@@ -17,11 +17,10 @@ from mistralai.client.errors import MistralError, NoResponseError
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.errors import IngestError
 from rlm_docs.models.http_common import scrub
-from rlm_docs.models.mistral_client import DEFAULT_SERVER, TRANSPORT_ERRORS
+from rlm_docs.models.mistral_client import DEFAULT_SERVER, ENV_KEY, TRANSPORT_ERRORS
 from rlm_docs.resources import home_dir
 
 OCR_MODEL = "mistral-ocr-latest"
-ENV_KEY = "MISTRAL_API_KEY"
 ENV_BASE = "MISTRAL_BASE_URL"
 TIMEOUT_MS = 600_000
 # No HTTP response at all: the service is unreachable, not refusing.

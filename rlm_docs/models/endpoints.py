@@ -31,6 +31,9 @@ ALLOW_ENV = "RLM_DOCS_ALLOW_ENDPOINTS"
 _BASE_URL_ENV = ("OPENAI_BASE_URL", "MISTRAL_BASE_URL")
 _MODEL_ENV = ("RLM_DOCS_MODEL", "RLM_DOCS_SUB_MODEL")
 OFFICIAL = {"openai": "api.openai.com", "mistral": "api.mistral.ai"}
+# Each HTTP backend's API key variable, declared once: the clients read their key from it, and
+# every variable here is a secret (`factory.secret_env`): masked in logged trajectories, kept from
+# agent programs and from Ray clusters the user did not name. A new backend declares its key here.
 KEY_ENV = {"openai": "OPENAI_API_KEY", "mistral": "MISTRAL_API_KEY"}
 _DEFAULT_PORT = {"http": 80, "https": 443}
 

@@ -8,6 +8,7 @@ from typing import Any
 from rlm_docs.errors import ConfigError
 from rlm_docs.models.base import Client
 from rlm_docs.models.cache import CachedClient, ResponseCache, default_cache
+from rlm_docs.models.endpoints import KEY_ENV
 from rlm_docs.models.prices import PricesArg
 from rlm_docs.models.retry import RetryPolicy
 from rlm_docs.models.spec import parse_spec
@@ -18,14 +19,19 @@ DEFAULT_TIMEOUT_S = 120.0
 TIMEOUT_ENV = "RLM_DOCS_TIMEOUT"
 
 # What model clients read from the environment, for processes started elsewhere (Ray workers):
-# the keys (secrets, never logged or shown) and the other settings (plus every RLM_DOCS_*).
-SECRET_ENV = ("OPENAI_API_KEY", "MISTRAL_API_KEY")
+# the keys (`secret_env`) and the other settings (plus every RLM_DOCS_*).
 CLIENT_ENV = ("OPENAI_BASE_URL", "MISTRAL_BASE_URL", TIMEOUT_ENV)
 
 _HTTP_BACKENDS = {
     "openai": ("rlm_docs.models.openai_client", "OpenAIClient"),
     "mistral": ("rlm_docs.models.mistral_client", "MistralClient"),
 }
+
+
+def secret_env() -> tuple[str, ...]:
+    """The environment variables that hold secrets, never logged or shown: every HTTP backend's
+    declared key (`endpoints.KEY_ENV`), read when asked so a backend declared later counts."""
+    return tuple(dict.fromkeys(KEY_ENV.values()))
 
 
 def make_client(

@@ -15,13 +15,14 @@ from mistralai.client import Mistral
 from mistralai.client.errors import MistralError, NoResponseError, ResponseValidationError
 
 from rlm_docs.models.base import Completion
+from rlm_docs.models.endpoints import KEY_ENV
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
 from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.models.spec import ModelSpec
 
-ENV_KEY = "MISTRAL_API_KEY"
+ENV_KEY = KEY_ENV["mistral"]
 DEFAULT_SERVER = "https://api.mistral.ai"
 
 

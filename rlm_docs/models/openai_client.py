@@ -15,14 +15,14 @@ from openai.types.chat import ChatCompletion
 
 from rlm_docs.call_purpose import current
 from rlm_docs.models.base import Completion
-from rlm_docs.models.endpoints import is_official
+from rlm_docs.models.endpoints import KEY_ENV, is_official
 from rlm_docs.models.http_common import build_completion, classify_status, resolve_key, scrub
 from rlm_docs.models.prices import PricesArg, load_prices
 from rlm_docs.models.retry import RetryPolicy, TransientError, call_with_retries
 from rlm_docs.models.sdk_pool import SdkPool
 from rlm_docs.models.spec import ModelSpec
 
-ENV_KEY = "OPENAI_API_KEY"
+ENV_KEY = KEY_ENV["openai"]
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 
 

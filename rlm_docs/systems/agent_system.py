@@ -34,7 +34,7 @@ from rlm_docs.engine.records import Iteration, Metadata, Trajectory, TurnUsage
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import Completion
-from rlm_docs.models.factory import SECRET_ENV
+from rlm_docs.models.factory import secret_env
 from rlm_docs.proxy import MeteringProxy
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig
@@ -84,7 +84,7 @@ class AgentSystem:
         self.root, self.sub, self.extractor = proxied.root, proxied.sub, proxied.extractor
 
     def _env(self, proxy: MeteringProxy, qid: str, question: Question) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+        env = {k: v for k, v in os.environ.items() if k not in secret_env()}
         root, sub = proxy.question_url(qid, "root"), proxy.question_url(qid, "sub")
         return env | {
             "OPENAI_BASE_URL": root,

@@ -7,6 +7,7 @@ its calls, limits and effort fields are accounted exactly like the baselines'. O
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rlm_docs.engine import RLM, Prediction
 from rlm_docs.engine.rlm import checkpoints
@@ -83,13 +84,18 @@ class RlmSystem:
             sub_calls=options.sub_calls,
             confirm_final=options.confirm_final,
             cache=config.cache,
-            anytime=shares(options.anytime),
-            memory=str(Path(options.memory).resolve()) if options.memory else None,
+            **run_kwargs(options),
         )
 
     def answer(self, question: Question, governor: Governor) -> Prediction:
         """One RLM run; model failures come back as `stop_reason="error"` predictions."""
         return self.rlm.ask(question.question, question_id=question.id, governor=governor)
+
+
+def run_kwargs(options: RlmOptions) -> dict[str, Any]:
+    """The `RLM(...)` arguments of `--anytime` and `--memory` (`ask` takes the same flags)."""
+    memory = str(Path(options.memory).resolve()) if options.memory else None
+    return {"anytime": shares(options.anytime), "memory": memory}
 
 
 def shares(text: str) -> tuple[float, ...]:

@@ -206,7 +206,7 @@ def from_run_dir(run_dir: Path) -> list[dict[str, Any]]:
     return questions
 
 
-def summarize(questions: list[dict[str, Any]]) -> dict[str, Any]:
+def run_totals(questions: list[dict[str, Any]]) -> dict[str, Any]:
     """Run totals: count, accuracy over scored questions, effort sums. Accuracy is the mean of
     eval's `score`, as `eval` and `report` state it (a partial-credit score such as OOLONG's
     0.75^|error| counts as itself, not as right or wrong; runs without it: the share
@@ -267,7 +267,7 @@ def load_source(source: str | Path) -> dict[str, Any]:
                 "source": str(path),
                 "kind": kind,
                 "run": run,
-                "summary": summarize(questions),
+                "summary": run_totals(questions),
                 "questions": questions,
             }
         )
