@@ -5,7 +5,6 @@ from typing import Any
 
 from rlm_docs.answer_record import Answer
 
-STOP_REASONS = ("final", "forced", "budget", "error")
 # The effort every system records per question (the `Prediction` fields of the same names, and
 # the columns of results.jsonl / predictions.parquet): the one list everybody imports.
 EFFORT_FIELDS = (

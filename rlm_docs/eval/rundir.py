@@ -49,7 +49,6 @@ SETTINGS_KEYS = (
 # The corpus store's content hash (`corpus.store.fingerprint`): a reader of the run (`view`)
 # uses the store at `corpus` only when it still has this hash, and a resume only over it.
 FINGERPRINT = "corpus_sha256"
-MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 
 
 class EvalRunDir:

@@ -68,7 +68,6 @@ class Governor:
         self._started = time.monotonic()
         self._used = _zero()
         self._reserved = _zero()
-        self._steps = 0
         self._steps_total = 0
         self._calls = 0
         self._root_calls = 0
@@ -357,7 +356,6 @@ class Governor:
                 limit = g._step_limit()
                 if limit is not None and g._steps_total >= limit:
                     raise BudgetExceeded("steps", limit, g._steps_total)
-            self._steps += 1
             for g in self._chain():
                 g._steps_total += 1
 
