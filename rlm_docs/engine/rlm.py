@@ -37,7 +37,8 @@ from rlm_docs.engine.trajectory import trajectory_file, write_records
 from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
-from rlm_docs.governor.exceeded import LABELS, format_amount
+from rlm_docs.governor.axes import format_amount
+from rlm_docs.governor.exceeded import label as axis_label
 from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
 from rlm_docs.templates import render
@@ -282,7 +283,7 @@ def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
     refusal = outcome.refusal
     if refusal is None or gov.totals()["calls"]:
         return None
-    label = LABELS.get(refusal.axis, refusal.axis)
+    label = axis_label(refusal.axis)
     need = (
         ""
         if refusal.needed is None
