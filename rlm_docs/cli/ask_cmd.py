@@ -11,7 +11,7 @@ from typing import Any
 
 from rlm_docs.cli.retry_notices import retry_notices
 from rlm_docs.engine.records import Iteration, SubCall
-from rlm_docs.number_flags import count, plural, positive_float, positive_int
+from rlm_docs.number_flags import count, positive_float, positive_int
 from rlm_docs.resources import home_dir
 from rlm_docs.terminal_text import json_text
 
@@ -236,6 +236,7 @@ def print_turn(depth: int, record: Iteration) -> None:
 def _print(pred: Any) -> None:
     from rich.markup import escape
 
+    from rlm_docs.governor import axes
     from rlm_docs.terminal_text import console
 
     out = console()
@@ -247,12 +248,9 @@ def _print(pred: Any) -> None:
         out.print(f"[bold]Explanation:[/bold] {escape(pred.explanation)}")
     if pred.caveat:
         out.print(f"[bold]Caveat:[/bold] {escape(pred.caveat)}")
-    out.print(
-        f"[dim]{plural(pred.steps, 'step')}, {plural(pred.sub_calls, 'sub-call')}, "
-        f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, "
-        f"${pred.cost_usd:.4f}, {pred.wall_s:.1f}s, depth {pred.max_depth}, "
-        f"stop: {pred.stop_reason}[/dim]"
-    )
+    effort = pred.effort()
+    shown = [a.brief(effort[a.name]) for a in axes.axes() if a.recorded]
+    out.print(f"[dim]{', '.join(shown)}, stop: {pred.stop_reason}[/dim]")
     if pred.error:
         console(stderr=True).print(f"[red]error:[/red] {escape(pred.error)}")
     if pred.trajectory:

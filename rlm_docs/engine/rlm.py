@@ -187,10 +187,10 @@ class RLM:
             question_id=question_id,
             raw_answer=answer_text(outcome.value),
             error=outcome.error or _refused_before_any_call(outcome, gov),
-            **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
             budget=gov.remaining(),
             anytime=[_parsed(event) for event in outcome.anytime],
         )
+        pred.set_effort(effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0})
         if outcome.warnings:  # shown to no model turn: kept with the answer for its reader
             pred.info["warnings"] = outcome.warnings
         if sequence is not None:  # the question's place in the memory and what it reused

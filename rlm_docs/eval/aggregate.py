@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
 from rlm_docs.eval.effort import kuiper, kuiper_applicable, kuiper_bootstrap, wasted_effort_ratio
 from rlm_docs.eval.taxonomy import ERROR_TYPES, unchecked_comprehension
+from rlm_docs.governor import axes
 
 Row = Mapping[str, Any]
 NA_METRICS = ("page_f1", "doc_f1")
@@ -38,9 +38,11 @@ def decided_rows(rows: Sequence[Row]) -> list[Row]:
 
 
 def effort_value(row: Row, measure: str) -> float:
-    """Effort of a row on `measure` (`total_tokens` = input + output); missing counts as 0."""
-    if measure == "total_tokens":
-        return float(row.get("input_tokens") or 0) + float(row.get("output_tokens") or 0)
+    """Effort of a row on `measure` (a `derived` axis from the row's other fields, e.g.
+    `total_tokens` = input + output); missing counts as 0."""
+    axis = axes.axis(measure)
+    if axis is not None and axis.derive is not None:
+        return float(axis.derive(row))
     return float(row.get(measure) or 0)
 
 
@@ -102,7 +104,7 @@ def summarize(
         k = len(decided)
         rg = rogan_gladen(out["accuracy"]["value"] if k else 0.0, k, sensitivity, specificity)
         out["accuracy_corrected"] = {"value": rg.estimate, "low": rg.low, "high": rg.high}
-    for name in EFFORT_MEASURES:
+    for name in (a.name for a in axes.measures()):
         out[name] = _interval([effort_value(r, name) for r in rows], seed, n_boot)
     out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)

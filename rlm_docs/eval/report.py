@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
-from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval import plots
 from rlm_docs.eval.aggregate import (
@@ -40,6 +39,7 @@ from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.eval.step_limit_report import exact_curves, step_limit_sections
 from rlm_docs.eval.step_limits import is_sweep, load_sweep
+from rlm_docs.governor import axes
 
 
 @dataclass
@@ -490,7 +490,7 @@ def _subset_rows(run: ReportedRun, key: str) -> list[list[str]]:
 
 
 def _correlation_rows(run: ReportedRun) -> list[list[str]]:
-    columns = {m: [effort_value(r, m) for r in run.rows] for m in EFFORT_MEASURES}
+    columns = {a.name: [effort_value(r, a.name) for r in run.rows] for a in axes.measures()}
     return [
         [a, b, "n/a" if math.isnan(rho) else f"{rho:.2f}"]
         for (a, b), rho in effort_correlations(columns).items()

@@ -56,6 +56,9 @@ class Axis:
     effort columns and figures, Kuiper in the comparison table)."""
     kuiper: bool | None = None
     """In the report's per-measure Kuiper table (default: `measure`)."""
+    figure: bool = False
+    """Drawn in the report's calibration curves and effort distributions (the comparison
+    table's Kuiper measures)."""
     budget_name: str | None = None
     """Its name in budget data and refusals when not `name` (`depth` for `max_depth`)."""
 
@@ -72,6 +75,13 @@ class Axis:
             return f"{value:,.1f}s"
         return f"{int(value):,}"
 
+    def brief(self, value: float) -> str:
+        """`value` with its name, for one-line summaries (`3 root steps`, `$0.0012`, `1.2s`)."""
+        if self.unit in ("usd", "seconds"):
+            return self.format(value)
+        name = self.noun[:-1] if value == 1 and self.noun.endswith("s") else self.noun
+        return f"{self.format(value)} {name}"
+
     def ticks(self, value: float) -> int:
         """`value` in the governor's whole units."""
         return round(value * self.scale)
@@ -86,7 +96,7 @@ def _is_sub(_: Completion, role: str) -> float:
 
 
 AXES: tuple[Axis, ...] = (
-    Axis("steps", "root steps", "root-step", "count", "steps", limit="max_steps"),
+    Axis("steps", "root steps", "root-step", "count", "steps", limit="max_steps", figure=True),
     Axis("sub_calls", "sub-calls", "sub-call", "count", "call", _is_sub, limit="max_sub_calls"),
     Axis(
         "pages_looked",
@@ -124,6 +134,7 @@ AXES: tuple[Axis, ...] = (
         "derived",
         derive=lambda r: (r.get("input_tokens") or 0) + (r.get("output_tokens") or 0),
         recorded=False,
+        figure=True,
     ),
     Axis(
         "cached_tokens",
@@ -201,6 +212,11 @@ def kuiper_measures() -> tuple[Axis, ...]:
     """The measures of the report's per-measure Kuiper table (`Axis.kuiper`): calibration can
     differ per axis, so pages read and dollars are there too."""
     return tuple(a for a in AXES if (a.measure if a.kuiper is None else a.kuiper))
+
+
+def figure_measures() -> tuple[Axis, ...]:
+    """The measures of the report's calibration and distribution figures (`Axis.figure`)."""
+    return tuple(a for a in AXES if a.figure)
 
 
 def limits() -> tuple[Axis, ...]:
