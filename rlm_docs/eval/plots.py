@@ -38,9 +38,10 @@ from matplotlib.ticker import (  # noqa: E402
 from rlm_docs.atomic import atomic_write_bytes  # noqa: E402
 from rlm_docs.eval.aggregate import effort_value  # noqa: E402
 from rlm_docs.eval.effort import kuiper, kuiper_applicable  # noqa: E402
+from rlm_docs.eval.results_row import ResultRow  # noqa: E402
 from rlm_docs.governor import axes as effort_axes  # noqa: E402
 
-Run = tuple[str, Sequence[dict[str, Any]]]
+Run = tuple[str, Sequence[ResultRow]]
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _DASHES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)))
 
@@ -174,7 +175,7 @@ def save_png(fig: Any, path: Any) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def _correct(rows: Sequence[dict[str, Any]]) -> np.ndarray:
+def _correct(rows: Sequence[ResultRow]) -> np.ndarray:
     return np.array([float(bool(r.get("correct"))) for r in rows])
 
 
@@ -190,12 +191,12 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
     for ax, (measure, label) in zip(axes, measured, strict=True):
         for i, (_, rows) in enumerate(runs):
             effort = np.array([effort_value(r, measure) for r in rows])
-            res = kuiper(effort, _correct(rows), permutations=0)
+            res = kuiper(effort.tolist(), _correct(rows).tolist(), permutations=0)
             if res.n == 0:
                 k_ns[i].append("n/a")
                 continue
             counts = np.array([np.sum(effort <= e) for e in res.efforts]) / res.n
-            applicable = kuiper_applicable(effort, _correct(rows))
+            applicable = kuiper_applicable(effort.tolist(), _correct(rows).tolist())
             k_ns[i].append(f"{res.normalized:.3f}" if applicable else "n/a")
             ax.step(
                 np.r_[0.0, counts],
@@ -254,13 +255,13 @@ def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], p
 FORCED_NOTE = "limit s: s ordinary turns, then a forced answer, counted at s"
 
 
-def ordinary_steps(row: dict[str, Any]) -> int:
+def ordinary_steps(row: ResultRow) -> int:
     """Root turns of a row before its forced answering turn (all of them if none was forced)."""
     steps = int(effort_value(row, "steps"))
     return max(steps - 1, 1) if row.get("stop_reason") == "forced" else steps
 
 
-def step_limit_curve(rows: Sequence[dict[str, Any]], max_steps: int) -> list[float]:
+def step_limit_curve(rows: Sequence[ResultRow], max_steps: int) -> list[float]:
     """Accuracy under step limits 1..max_steps (see module docstring)."""
     steps = np.array([ordinary_steps(r) for r in rows])
     score = np.array([float(r.get("score") or 0) for r in rows])
@@ -359,7 +360,9 @@ def kuiper_by_measure(
         style = series_style(i, len(results))
         style.pop("linestyle")
         style.pop("linewidth")  # a wide error bar would hide its neighbours
-        xs, ks, err = [], [], [[], []]
+        xs: list[float] = []
+        ks: list[float] = []
+        err: list[list[float]] = [[], []]
         for j, (measure, _) in enumerate(shown):
             block = blocks.get(measure)
             if not block:

@@ -35,6 +35,7 @@ from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
 from rlm_docs.eval.paired import paired_runs
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.eval.step_limit_report import exact_curves, step_limit_sections
@@ -49,13 +50,13 @@ class ReportedRun:
     label: str
     path: Path
     manifest: dict[str, Any]
-    rows: list[dict[str, Any]]
+    rows: list[ResultRow]
     summary: dict[str, Any]
     series: str = ""  # the label without its workload part: one line of a scaling plot
     part: tuple[str, int] | None = None  # (workload, target tokens) of all its questions
     # a step-limit sweep (`eval --max-steps 1,2,4`): {limit: that limit's rows}; the run
     # itself is the longest limit
-    exact_steps: dict[int, list[dict[str, Any]]] | None = None
+    exact_steps: dict[int, list[ResultRow]] | None = None
 
     def __post_init__(self) -> None:
         self.series = self.series or self.label
@@ -128,7 +129,7 @@ def _differing(manifests: list[dict[str, Any]]) -> list[str]:
     return sorted(k for k, v in values.items() if len(v) > 1)
 
 
-def run_part(rows: list[dict[str, Any]]) -> tuple[str, int] | None:
+def run_part(rows: list[ResultRow]) -> tuple[str, int] | None:
     """(workload, target tokens) shared by every question of a run (a generated workload at one
     length), else None."""
     parts = {(row_field(r, "workload"), row_field(r, "target_tokens")) for r in rows}
@@ -142,7 +143,7 @@ def _part_text(part: tuple[str, int] | None) -> str:
     return "" if part is None else f" · {part[0]} {part[1]:,}"
 
 
-def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(manifest: dict[str, Any], rows: list[ResultRow]) -> dict[str, Any]:
     return summarize(
         rows,
         judged=bool(manifest.get("judge")),
@@ -152,7 +153,7 @@ def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
 
 
 def load_runs(
-    paths: list[str | os.PathLike], labels: list[str | None] | None = None
+    paths: list[str | os.PathLike[str]], labels: list[str | None] | None = None
 ) -> list[ReportedRun]:
     """Runs with their rows and summaries, labelled `labels` where given (None: default to
     system / model, plus its workload and length when the runs span several, plus its
@@ -162,10 +163,10 @@ def load_runs(
     step-limit run's own limit): one line per series in the scaling figure, so runs of
     one series at several lengths join and runs that differ stay apart."""
     loaded = []
-    exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}
+    exact: dict[Path, dict[int, list[ResultRow]]] = {}
     for p in paths:
-        if is_sweep(p):
-            limits = load_sweep(p)
+        if is_sweep(Path(p)):
+            limits = load_sweep(Path(p))
             manifest, rows = next(iter(limits.values()))  # the longest limit
             exact[Path(p)] = {limit: r for limit, (_, r) in limits.items()}
         else:
@@ -526,8 +527,8 @@ def _sections(
 
 
 def build_report(
-    paths: list[str | os.PathLike],
-    out: str | os.PathLike,
+    paths: list[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
     by: list[str] | None = None,
     labels: list[str | None] | None = None,
     disjoint: bool = False,

@@ -54,7 +54,7 @@ FINGERPRINT = "corpus_sha256"
 class EvalRunDir:
     """Paths and I/O of one run directory."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.manifest_path = self.path / "run.json"
         self.results_path = self.path / "results.jsonl"
