@@ -10,6 +10,7 @@ from rlm_docs.cli import main
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import Result
 from rlm_docs.eval.report import build_report
+from rlm_docs.eval.results_row import columns
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.governor import Budget, Governor, axes
 from rlm_docs.governor.axes import Axis
@@ -54,6 +55,7 @@ def test_a_new_axis_is_in_the_row_the_report_and_the_notebook(declared, tmp_path
         assert main([*argv, "--system", "static-rag"]) == 0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert all(row["reply_chars"] > 0 for row in rows)
+    assert set(rows[0]) - {"reply_chars"} <= set(columns())  # every other column declared
     assert list(rows[0]).index("reply_chars") == list(rows[0]).index("max_depth") + 1
     _, loaded = load_run(out)
     assert {r["id"]: r["reply_chars"] for r in loaded} == {r["id"]: r["reply_chars"] for r in rows}

@@ -103,6 +103,15 @@ def columns() -> dict[str, tuple[str, str]]:
     return out
 
 
+def columns_table() -> str:
+    """docs/runs.md's table of the row's columns (checked against `ResultRow` by a test)."""
+    lines = ["| Column | Type | Meaning |", "|---|---|---|"]
+    for name, (kind, meaning) in columns().items():
+        kind, meaning = kind.replace("|", "\\|"), meaning.replace("|", "\\|")
+        lines.append(f"| `{name}` | `{kind}` | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
 def result_row(
     record: Mapping[str, Any],
     question: Question,
