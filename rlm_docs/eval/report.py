@@ -30,6 +30,7 @@ from rlm_docs.eval.aggregate import (
     scoring_method,
     summarize,
 )
+from rlm_docs.eval.budget_share import accuracy_vs_share_used
 from rlm_docs.eval.coverage import corpus_coverage
 from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
@@ -504,6 +505,8 @@ FIGURES = (
     ("accuracy_vs_step_limit.png", "Accuracy vs step limit"),
     ("effort_distributions.png", "Effort of correct vs wrong answers"),
 )
+# drawn when some run has budget data (`eval.budget_share`)
+SHARE_FIGURE = ("accuracy_vs_share_used.png", "Accuracy vs share of the budget used")
 
 
 def _sections(
@@ -550,6 +553,7 @@ def build_report(
     exact = {r.label: r.exact_steps for r in runs if r.exact_steps}
     plots.accuracy_vs_step_limit(scored, target / FIGURES[2][0], exact_curves(exact))
     plots.effort_distributions(scored, target / FIGURES[3][0])
+    shares = [SHARE_FIGURE] if accuracy_vs_share_used(scored, target / SHARE_FIGURE[0]) else []
     decomposition, drawn, not_drawn = decomposition_part(runs, target)
     comparison = "Comparison"
     if restricted and len({r.part for r in runs}) == 1:
@@ -595,7 +599,7 @@ def build_report(
             items = notes_after[title]
             md += items + [""]
             page.append("<ul>" + "".join(f"<li>{html.escape(n[2:])}</li>" for n in items) + "</ul>")
-    for name, title in [*FIGURES, *drawn]:
+    for name, title in [*FIGURES, *shares, *drawn]:
         md += [f"## {title}", "", f"![{title}]({name})", ""]
         page += [f"<h2>{html.escape(title)}</h2>", _img(target / name, title)]
     atomic_write_text(target / "report.md", "\n".join(md))
