@@ -14,6 +14,7 @@ from typing import Any
 from rlm_docs.eval.aggregate import effort_value, kuiper_block
 from rlm_docs.eval.decomposition_table import field
 from rlm_docs.eval.effort import kuiper_applicable
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.governor import axes
 
 
@@ -23,14 +24,14 @@ def measures() -> list[tuple[str, str]]:
     return [(a.name, a.noun) for a in axes.kuiper_measures()]
 
 
-def _values(rows: Sequence[dict[str, Any]], measure: str) -> list[float]:
+def _values(rows: Sequence[ResultRow], measure: str) -> list[float]:
     axis = axes.axis(measure)
     if axis is not None and axis.source == "decomposition":  # flat column or record entry
         return [float(field(r, measure) or 0) for r in rows]
     return [effort_value(r, measure) for r in rows]
 
 
-def kuiper_by_measure(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+def kuiper_by_measure(rows: Sequence[ResultRow]) -> dict[str, dict[str, Any] | None]:
     """{measure: `aggregate.kuiper_block`} for each of `measures()`; None where every question has
     the same effort (or the run does not record the measure) or the same correctness (all right
     or all wrong: K is 0 whatever the effort)."""
