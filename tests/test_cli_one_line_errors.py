@@ -120,7 +120,7 @@ def test_counts_of_one_are_singular(home, store, capsys):
     assert main(["ingest", "one.md", "--out", "s"]) == 0
     assert "1 document, 1 page, " in capsys.readouterr().out
     assert main(["ask", "Net sales in 2022?", "--corpus", str(store), "--log-dir", "logs"]) == 0
-    steps = re.search(r"(\d+) (steps?), (\d+) (sub-calls?),", capsys.readouterr().out)
+    steps = re.search(r"(\d+) (root steps?), (\d+) (sub-calls?),", capsys.readouterr().out)
     assert steps is not None
     for number, noun in ((steps[1], steps[2]), (steps[3], steps[4])):
         assert noun.endswith("s") == (number != "1")

@@ -32,7 +32,7 @@ def test_ask_prints_answer_citations_and_summary(store, tmp_path, capsys):
     assert code == 0
     assert "Answer: $412 million" in out
     assert "Citations: acme_2020_10k p.2" in out
-    assert "2 steps" in out and "stop: final" in out and "$0.0000" in out
+    assert "2 root steps" in out and "stop: final" in out and "$0.0000" in out
     assert len(list(tmp_path.glob("rlm_*.jsonl"))) == 1
 
 

@@ -2,7 +2,7 @@ import pytest
 
 from rlm_docs.eval.aggregate import effort_value, summarize
 from rlm_docs.eval.judge import Verdict
-from rlm_docs.eval.rundir import missing_row
+from rlm_docs.eval.results_row import missing_row
 from rlm_docs.eval.scoring import score_prediction
 from rlm_docs.questions import Question
 

@@ -278,3 +278,19 @@ def test_sdk_pool_hands_out_distinct_clients_and_keeps_returned_ones() -> None:
     with pool.lease() as c:
         assert c is a  # the most recently returned (b went back first): the warmest connection
     assert pool.created == 2
+
+
+def test_cache_writes_are_reported_and_priced_apart(monkeypatch) -> None:
+    """Anthropic prices prompt-cache writes above fresh input: a reply reporting
+    `cache_creation_input_tokens` is charged 4 cache-read, 6 cache-write and the rest fresh."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with ChatServer(
+        reply=lambda m: "ok", cached_tokens=lambda m: 4, cache_write_tokens=lambda m: 6
+    ) as srv:
+        c = client_for(srv, model="claude-sonnet-4-20250514").complete(MSGS)
+        assert srv.served_usage()["cache_write_tokens"] == 6
+    assert (c.usage.cached_tokens, c.usage.cache_write_tokens) == (4, 6)
+    fresh = c.usage.input_tokens - 10
+    assert fresh > 0
+    expected = (fresh * 3.0 + 4 * 0.3 + 6 * 3.75 + c.usage.output_tokens * 15.0) / 1e6
+    assert c.cost_usd == pytest.approx(expected, abs=1e-12)

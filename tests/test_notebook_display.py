@@ -62,7 +62,7 @@ def test_prediction_view_quotes_cited_pages_when_given_the_corpus():
     assert "Net sales were $32,765 million." in rich._repr_html_()
     text = repr(rich)
     assert "Citations: 3M p.2, 3M p.9" in text
-    assert "2 steps, 3 sub-calls, 1,234 in / 56 out tokens, $0.012500" in text
+    assert "2 root steps, 3 sub-calls, 1,234 input tokens, 56 output tokens, $0.0125" in text
     assert "[3M p.2] Net sales were $32,765 million." in text
     assert "3M p.9]" not in text  # no such page: no snippet, no crash
 

@@ -124,7 +124,8 @@ def make_run(run_dir: Path) -> Path:
         record = json.loads(log.read_text().splitlines()[-1])
         record = {k: v for k, v in record.items() if k not in ("type", "timestamp")}
         record["trajectory"] = f"trajectories/{log.name}"
-        rows.append(record | {"correct": correct, "anls": 1.0 if correct else 0.2})
+        scores = {"score": float(correct), "anls": 1.0 if correct else 0.2}
+        rows.append(record | scores | {"correct": correct})
     rows.append(
         {
             "id": "fb-3",
@@ -132,6 +133,7 @@ def make_run(run_dir: Path) -> Path:
             "answer": [],
             "citations": [],
             "trajectory": "trajectories/missing.jsonl",
+            "score": 0.0,
             "correct": False,
         }
     )

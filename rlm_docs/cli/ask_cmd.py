@@ -171,6 +171,7 @@ def print_turn(depth: int, record: Iteration) -> None:
 def _print(pred: Any) -> None:
     from rich.markup import escape
 
+    from rlm_docs.governor import axes
     from rlm_docs.terminal_text import console
 
     out = console()
@@ -182,12 +183,9 @@ def _print(pred: Any) -> None:
         out.print(f"[bold]Explanation:[/bold] {escape(pred.explanation)}")
     if pred.caveat:
         out.print(f"[bold]Caveat:[/bold] {escape(pred.caveat)}")
-    out.print(
-        f"[dim]{plural(pred.steps, 'step')}, {plural(pred.sub_calls, 'sub-call')}, "
-        f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, "
-        f"${pred.cost_usd:.4f}, {pred.wall_s:.1f}s, depth {pred.max_depth}, "
-        f"stop: {pred.stop_reason}[/dim]"
-    )
+    effort = pred.effort()
+    shown = [a.brief(effort[a.name]) for a in axes.axes() if a.recorded]
+    out.print(f"[dim]{', '.join(shown)}, stop: {pred.stop_reason}[/dim]")
     for checkpoint in pred.anytime:  # --anytime: the answer asked for at each share
         shares = ", ".join(f"{share:.0%}" for share in checkpoint["shares"])
         said = "; ".join(checkpoint["answer"]) if checkpoint["answer"] else "(no answer)"

@@ -1,31 +1,21 @@
 """The result of one question: the answer record, its page citations and the effort spent."""
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from rlm_docs.answer_record import Answer
-
-STOP_REASONS = ("final", "forced", "budget", "error")
-# The effort every system records per question (the `Prediction` fields of the same names, and
-# the columns of results.jsonl / predictions.parquet): the one list everybody imports.
-EFFORT_FIELDS = (
-    "steps",
-    "sub_calls",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "wall_s",
-    "max_depth",
-)
-# The effort measures reports compare questions and runs on (bootstrap intervals, Kuiper):
-# EFFORT_FIELDS with `total_tokens` (input + output) added, and without dollars (reported
-# as totals beside them) and depth (a setting more than an effort).
-EFFORT_MEASURES = ("steps", "sub_calls", "input_tokens", "output_tokens", "total_tokens", "wall_s")
+from rlm_docs.governor import axes
 
 
-def effort_from_totals(totals: dict[str, Any]) -> dict[str, Any]:
-    """EFFORT_FIELDS from a governor's `totals()` (a step is a root call: see `Prediction`)."""
-    return {"steps": totals["root_calls"]} | {f: totals[f] for f in EFFORT_FIELDS[1:]}
+def effort_from_totals(totals: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded effort fields (`governor.axes.recorded`) from a governor's `totals()`: a
+    step is a root call (see `Prediction`)."""
+    out: dict[str, Any] = {}
+    for a in axes.axes():
+        if a.recorded:
+            out[a.name] = totals["root_calls"] if a.source == "steps" else totals.get(a.name, 0)
+    return out
 
 
 @dataclass
@@ -57,6 +47,8 @@ class Prediction:
     `shares` it stands for, the `share_used` and `axis` when it was asked, the `answer` list
     and `citations` it gave (parsed without an extraction call; None if the budget refused
     the turn) and the effort spent by then; `eval` adds each one's `score` and `correct`.
+    The effort fields (`steps` ... `max_depth`) are the recorded axes of `governor.axes`; an
+    axis declared beyond them is kept in `more_effort` (set both with `set_effort`).
     `info`: system-specific facts a reader of the results needs (e.g. how much of the corpus a
     `long-context` call kept, how many chunks `map-reduce` read); in `to_madqa()` when set.
     """
@@ -82,6 +74,28 @@ class Prediction:
     info: dict[str, Any] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
     anytime: list[dict[str, Any]] = field(default_factory=list)
+    more_effort: dict[str, Any] = field(default_factory=dict)
+
+    def set_effort(self, values: Mapping[str, Any]) -> None:
+        """Set effort fields (`effort_from_totals`); axes without a field of their own go to
+        `more_effort`."""
+        for name, value in values.items():
+            if name in _FIELDS:
+                setattr(self, name, value)
+            else:
+                self.more_effort[name] = value
+
+    def effort(self) -> dict[str, Any]:
+        """Every recorded effort axis, in declaration order (seconds rounded to the ms, as
+        records store them)."""
+        out: dict[str, Any] = {}
+        for a in axes.axes():
+            if a.recorded:
+                value = (
+                    getattr(self, a.name) if a.name in _FIELDS else self.more_effort.get(a.name, 0)
+                )
+                out[a.name] = round(value, 3) if a.unit == "seconds" else value
+        return out
 
     def take(self, answer: Answer) -> None:
         """Set the answer record's values, explanation and caveat (not its citations, which
@@ -104,13 +118,7 @@ class Prediction:
             "explanation": self.explanation,
             "caveat": self.caveat,
             "citations": [{"file": c["file"], "page": int(c["page"])} for c in self.citations],
-            "steps": self.steps,
-            "sub_calls": self.sub_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": self.cost_usd,
-            "wall_s": round(self.wall_s, 3),
-            "max_depth": self.max_depth,
+            **self.effort(),
             "stop_reason": self.stop_reason,
             "stop_axis": self.stop_axis,
             "trajectory": self.trajectory,
@@ -126,5 +134,12 @@ class Prediction:
         return record
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, JSON-able (for `--json` output and notebooks)."""
-        return asdict(self)
+        """Every field, JSON-able (for `--json` output and notebooks); `more_effort` only when
+        an axis is declared beyond the effort fields."""
+        out = asdict(self)
+        if not out["more_effort"]:
+            del out["more_effort"]
+        return out
+
+
+_FIELDS = {f.name for f in fields(Prediction)}

@@ -37,7 +37,8 @@ from rlm_docs.engine.trajectory import trajectory_file, write_records
 from rlm_docs.env import blame, env_value
 from rlm_docs.errors import ConfigError, RlmDocsError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
-from rlm_docs.governor.exceeded import LABELS, format_amount
+from rlm_docs.governor.axes import format_amount
+from rlm_docs.governor.exceeded import label as axis_label
 from rlm_docs.ingest.demo import resolve_store
 from rlm_docs.models import Client, make_client
 from rlm_docs.templates import render
@@ -186,10 +187,10 @@ class RLM:
             question_id=question_id,
             raw_answer=answer_text(outcome.value),
             error=outcome.error or _refused_before_any_call(outcome, gov),
-            **effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0},
             budget=gov.remaining(),
             anytime=[_parsed(event) for event in outcome.anytime],
         )
+        pred.set_effort(effort_from_totals(gov.totals()) | {"wall_s": time.perf_counter() - t0})
         if outcome.warnings:  # shown to no model turn: kept with the answer for its reader
             pred.info["warnings"] = outcome.warnings
         if sequence is not None:  # the question's place in the memory and what it reused
@@ -282,7 +283,7 @@ def _refused_before_any_call(outcome: Any, gov: Governor) -> str | None:
     refusal = outcome.refusal
     if refusal is None or gov.totals()["calls"]:
         return None
-    label = LABELS.get(refusal.axis, refusal.axis)
+    label = axis_label(refusal.axis)
     need = (
         ""
         if refusal.needed is None

@@ -21,13 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.eval.bootstrap import N_BOOT, SEED, bootstrap_mean_ci
 from rlm_docs.eval.correction import DEFAULT_SENSITIVITY, DEFAULT_SPECIFICITY, rogan_gladen
 from rlm_docs.eval.effort import kuiper, kuiper_applicable, kuiper_bootstrap, wasted_effort_ratio
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.taxonomy import ERROR_TYPES, unchecked_comprehension
+from rlm_docs.governor import axes
 
-Row = Mapping[str, Any]
+Row = ResultRow
 NA_METRICS = ("page_f1", "doc_f1")
 NEEDS_JUDGE = "needs_judge"
 
@@ -37,10 +38,12 @@ def decided_rows(rows: Sequence[Row]) -> list[Row]:
     return [r for r in rows if r.get("stage") != NEEDS_JUDGE]
 
 
-def effort_value(row: Row, measure: str) -> float:
-    """Effort of a row on `measure` (`total_tokens` = input + output); missing counts as 0."""
-    if measure == "total_tokens":
-        return float(row.get("input_tokens") or 0) + float(row.get("output_tokens") or 0)
+def effort_value(row: Mapping[str, Any], measure: str) -> float:
+    """Effort of a row on `measure` (a `derived` axis from the row's other fields, e.g.
+    `total_tokens` = input + output); missing counts as 0."""
+    axis = axes.axis(measure)
+    if axis is not None and axis.derive is not None:
+        return float(axis.derive(row))
     return float(row.get(measure) or 0)
 
 
@@ -50,14 +53,16 @@ def _interval(values: Sequence[float], seed: int, n_boot: int) -> dict[str, floa
     return {"value": mean, "low": low, "high": high, "n": len(values)}
 
 
-def _effort_and_correct(rows: Sequence[Row], measure: str) -> tuple[np.ndarray, np.ndarray]:
-    effort = np.array([effort_value(r, measure) for r in rows])
-    correct = np.array([float(bool(r.get("correct"))) for r in rows])
+def _effort_and_correct(
+    rows: Sequence[Mapping[str, Any]], measure: str
+) -> tuple[list[float], list[float]]:
+    effort = [effort_value(r, measure) for r in rows]
+    correct = [float(bool(r.get("correct"))) for r in rows]
     return effort, correct
 
 
 def kuiper_block(
-    rows: Sequence[Row], measure: str, seed: int = SEED, n_boot: int = N_BOOT
+    rows: Sequence[Mapping[str, Any]], measure: str, seed: int = SEED, n_boot: int = N_BOOT
 ) -> dict[str, float]:
     """Kuiper K, K/N with its bootstrap interval and the permutation p of `measure`;
     `applicable` is `effort.kuiper_applicable` (False: the report prints n/a)."""
@@ -95,14 +100,18 @@ def summarize(
     out["anls"] = _interval([float(r.get("anls") or 0) for r in rows], seed, n_boot)
     anls_hits = [float(float(r.get("anls") or 0) >= 0.5) for r in rows]
     out["anls_accuracy"] = _interval(anls_hits, seed, n_boot)
+    citation = {
+        "page_f1": [r.get("page_f1") for r in rows],
+        "doc_f1": [r.get("doc_f1") for r in rows],
+    }
     for name in NA_METRICS:
-        values = [float(r[name]) for r in rows if r.get(name) is not None]
+        values = [float(v) for v in citation[name] if v is not None]
         out[name] = _interval(values, seed, n_boot)
     if judged:
         k = len(decided)
         rg = rogan_gladen(out["accuracy"]["value"] if k else 0.0, k, sensitivity, specificity)
         out["accuracy_corrected"] = {"value": rg.estimate, "low": rg.low, "high": rg.high}
-    for name in EFFORT_MEASURES:
+    for name in (a.name for a in axes.measures()):
         out[name] = _interval([effort_value(r, name) for r in rows], seed, n_boot)
     out["cost_usd"] = _interval([float(r.get("cost_usd") or 0) for r in rows], seed, n_boot)
     out["total_cost_usd"] = sum(float(r.get("cost_usd") or 0) for r in rows)

@@ -10,14 +10,16 @@ say so instead of embedding an empty figure.
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from rlm_docs.eval import plots
 from rlm_docs.eval.decomposition_table import Group, batch_sizes, field, has_record
-from rlm_docs.eval.plots import HumanCounts, plt, power_of_two
+from rlm_docs.eval.plots import HumanCounts, power_of_two
+from rlm_docs.eval.results_row import ResultRow
 
-Run = tuple[str, Sequence[dict[str, Any]]]
+Run = tuple[str, Sequence[ResultRow]]
 _JITTER = 0.28  # half-height of a strip's random vertical spread
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from rlm_docs.eval import decomposition_plots, decomposition_table, plots
 from rlm_docs.eval.aggregate import decided_rows, summarize
-from rlm_docs.eval.kuiper_measures import MEASURES, kuiper_by_measure
+from rlm_docs.eval.kuiper_measures import kuiper_by_measure, measures
 from rlm_docs.eval.scaling import plot_scaling, scaling_row
 
 Section = tuple[str, list[str], list[list[str]]]
@@ -69,8 +69,8 @@ def decomposition_part(
         ("Decomposition", headers, rows),
         (
             "Kuiper K/N per effort measure [95% bootstrap CI]",
-            ["System", *(label for _, label in MEASURES)],
-            [[name, *(_kuiper_cell(b.get(m)) for m, _ in MEASURES)] for name, b in kuiper],
+            ["System", *(label for _, label in measures())],
+            [[name, *(_kuiper_cell(b.get(m)) for m, _ in measures())] for name, b in kuiper],
         ),
     ]
     figures: list[tuple[str, str]] = []
@@ -95,7 +95,7 @@ def decomposition_part(
         figures.append((SHARE_PNG, "Share of corpus read vs correctness"))
     else:
         notes.append(f"- Share of corpus read vs correctness: not drawn ({_NO_RECORDS}).")
-    if plots.kuiper_by_measure(kuiper, MEASURES, target / KUIPER_PNG):
+    if plots.kuiper_by_measure(kuiper, measures(), target / KUIPER_PNG):
         figures.append((KUIPER_PNG, "Kuiper K/N per effort measure"))
     notes.append(
         "- Decomposition: per question means over the questions with a decomposition record "

@@ -12,12 +12,13 @@ never ran) shows n/a for those columns instead of a made-up 0.
 import json
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rlm_docs.eval.aggregate import effort_value
 from rlm_docs.eval.filters import row_field
+from rlm_docs.eval.results_row import ResultRow
 
 HEADERS = [
     "System",
@@ -42,7 +43,7 @@ class Group:
     system: str
     workload: str | None
     target_tokens: int | None
-    rows: list[dict[str, Any]]
+    rows: list[ResultRow]
 
     @property
     def context_tokens(self) -> float:
@@ -53,7 +54,7 @@ class Group:
         return sum(numbers) / len(numbers) if numbers else float(self.target_tokens or 0)
 
 
-def field(row: dict[str, Any], name: str) -> Any:
+def field(row: Mapping[str, Any], name: str) -> Any:
     """A decomposition field of `row`: the flat column, else the `decomposition` dict's entry
     (a JSON string when read back from Parquet); None when the row has no record."""
     if row.get(name) is not None:
@@ -67,12 +68,12 @@ def field(row: dict[str, Any], name: str) -> Any:
     return record.get(name) if isinstance(record, dict) else None
 
 
-def has_record(row: dict[str, Any]) -> bool:
+def has_record(row: Mapping[str, Any]) -> bool:
     """Whether `row` carries a decomposition record (its `fanouts` or `corpus_share_read`)."""
     return field(row, "fanouts") is not None or field(row, "corpus_share_read") is not None
 
 
-def groups(named: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> list[Group]:
+def groups(named: Sequence[tuple[str, Sequence[ResultRow]]]) -> list[Group]:
     """(system, rows) pairs split per workload and target length, in workload, length and then
     system order (the first appearance of each system)."""
     out: dict[tuple[str | None, int | None, str], Group] = {}
@@ -106,12 +107,12 @@ def _num(value: float, digits: int = 1) -> str:
     return "n/a" if math.isnan(value) else f"{value:,.{digits}f}"
 
 
-def batch_sizes(rows: Sequence[dict[str, Any]]) -> list[int]:
+def batch_sizes(rows: Sequence[ResultRow]) -> list[int]:
     """Every batch size of every row, pooled (the fan-out histogram's data)."""
     return [int(n) for r in rows for n in (field(r, "fanouts") or [])]
 
 
-def strategy_mix(rows: Sequence[dict[str, Any]]) -> str:
+def strategy_mix(rows: Sequence[ResultRow]) -> str:
     """`grep 75%, direct-read 25%`: the share of recorded questions carrying each tag (a
     question may carry several, so shares can sum past 100%); n/a without records."""
     recorded = [r for r in rows if has_record(r)]

@@ -12,7 +12,7 @@ block ends, which makes K a function of the (effort, correct) multiset alone.
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +54,8 @@ def _blocks(effort: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _range(curves: np.ndarray) -> np.ndarray:
     """Range of each curve (last axis) including the origin C_0 = 0 (float dust rounded off)."""
     curves = np.round(curves, 12)
-    return np.maximum(curves.max(axis=-1), 0.0) - np.minimum(curves.min(axis=-1), 0.0)
+    spread: np.ndarray = np.maximum(curves.max(axis=-1), 0.0) - np.minimum(curves.min(axis=-1), 0.0)
+    return spread
 
 
 def kuiper(
@@ -146,7 +147,7 @@ def wasted_effort_ratio(effort: Sequence[float], correct: Sequence[float]) -> fl
     return float(wrong.mean() / right.mean())
 
 
-def effort_correlations(columns: dict[str, Sequence[float]]) -> dict[tuple[str, str], float]:
+def effort_correlations(columns: Mapping[str, Sequence[float]]) -> dict[tuple[str, str], float]:
     """Spearman rank correlation between every pair of effort measures (NaN if one is constant)."""
     names = list(columns)
     out: dict[tuple[str, str], float] = {}

@@ -9,7 +9,7 @@ record. Values in a filter are read as JSON scalars when they parse as one (`tru
 """
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rlm_docs.errors import ConfigError
@@ -84,7 +84,7 @@ def filter_questions(questions: list[Question], clauses: Iterable[str]) -> list[
     return kept
 
 
-def row_field(row: dict[str, Any], name: str) -> Any:
+def row_field(row: Mapping[str, Any], name: str) -> Any:
     """A result row's value of question field `name` (top-level, else under `fields`)."""
     if name in row:
         return row[name]

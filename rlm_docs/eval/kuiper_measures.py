@@ -14,33 +14,30 @@ from typing import Any
 from rlm_docs.eval.aggregate import effort_value, kuiper_block
 from rlm_docs.eval.decomposition_table import field
 from rlm_docs.eval.effort import kuiper_applicable
-
-# (row field, label with unit), in the order of the report's table and figure.
-MEASURES = (
-    ("steps", "root steps"),
-    ("sub_calls", "sub-calls"),
-    ("pages_looked", "pages read"),
-    ("input_tokens", "input tokens"),
-    ("output_tokens", "output tokens"),
-    ("total_tokens", "total tokens"),
-    ("cost_usd", "dollars"),
-    ("wall_s", "wall seconds"),
-)
+from rlm_docs.eval.results_row import ResultRow
+from rlm_docs.governor import axes
 
 
-def _values(rows: Sequence[dict[str, Any]], measure: str) -> list[float]:
-    if measure == "pages_looked":  # a decomposition field: flat column or record entry
+def measures() -> list[tuple[str, str]]:
+    """(row field, human name) of the report's Kuiper table and figure, in their order: the
+    `kuiper` measures of `governor.axes`."""
+    return [(a.name, a.noun) for a in axes.kuiper_measures()]
+
+
+def _values(rows: Sequence[ResultRow], measure: str) -> list[float]:
+    axis = axes.axis(measure)
+    if axis is not None and axis.source == "decomposition":  # flat column or record entry
         return [float(field(r, measure) or 0) for r in rows]
     return [effort_value(r, measure) for r in rows]
 
 
-def kuiper_by_measure(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
-    """{measure: `aggregate.kuiper_block`} for each of MEASURES; None where every question has
+def kuiper_by_measure(rows: Sequence[ResultRow]) -> dict[str, dict[str, Any] | None]:
+    """{measure: `aggregate.kuiper_block`} for each of `measures()`; None where every question has
     the same effort (or the run does not record the measure) or the same correctness (all right
     or all wrong: K is 0 whatever the effort)."""
     out: dict[str, dict[str, Any] | None] = {}
     correct = [float(bool(r.get("correct"))) for r in rows]
-    for measure, _ in MEASURES:
+    for measure, _ in measures():
         values = _values(rows, measure)
         if not kuiper_applicable(values, correct):  # the rule of the comparison table too
             out[measure] = None

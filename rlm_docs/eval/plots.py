@@ -38,12 +38,23 @@ from matplotlib.ticker import (  # noqa: E402
 from rlm_docs.atomic import atomic_write_bytes  # noqa: E402
 from rlm_docs.eval.aggregate import effort_value  # noqa: E402
 from rlm_docs.eval.effort import kuiper, kuiper_applicable  # noqa: E402
+from rlm_docs.eval.results_row import ResultRow  # noqa: E402
+from rlm_docs.governor import axes as effort_axes  # noqa: E402
 
-Run = tuple[str, Sequence[dict[str, Any]]]
-MEASURES = (("steps", "root steps"), ("total_tokens", "total tokens"))
-COUNT_MEASURES = {"steps", "sub_calls"}
+Run = tuple[str, Sequence[ResultRow]]
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _DASHES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)))
+
+
+def _figure_measures() -> list[tuple[str, str]]:
+    """(row field, human name) of the calibration and distribution figures (`Axis.figure`)."""
+    return [(a.name, a.noun) for a in effort_axes.figure_measures()]
+
+
+def _counted(measure: str) -> bool:
+    """Whether `measure` counts whole things (steps, sub-calls): integer bins and ticks."""
+    axis = effort_axes.axis(measure)
+    return axis is not None and axis.unit == "count"
 
 
 def series_colour(i: int, n: int) -> Any:
@@ -164,7 +175,7 @@ def save_png(fig: Any, path: Any) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def _correct(rows: Sequence[dict[str, Any]]) -> np.ndarray:
+def _correct(rows: Sequence[ResultRow]) -> np.ndarray:
     return np.array([float(bool(r.get("correct"))) for r in rows])
 
 
@@ -173,17 +184,19 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
     ordered by effort; tied efforts are one step of the curve. One legend for both panels,
     below them, each run's K/N per measure in its entry: two legends of a dozen runs side by
     side would run into each other."""
-    fig, axes = plt.subplots(1, len(MEASURES), figsize=(11, 4))
+    measured = _figure_measures()
+    fig, axes = plt.subplots(1, len(measured), figsize=(11, 4), squeeze=False)
+    axes = axes[0]
     k_ns: list[list[str]] = [[] for _ in runs]
-    for ax, (measure, label) in zip(axes, MEASURES, strict=True):
+    for ax, (measure, label) in zip(axes, measured, strict=True):
         for i, (_, rows) in enumerate(runs):
             effort = np.array([effort_value(r, measure) for r in rows])
-            res = kuiper(effort, _correct(rows), permutations=0)
+            res = kuiper(effort.tolist(), _correct(rows).tolist(), permutations=0)
             if res.n == 0:
                 k_ns[i].append("n/a")
                 continue
             counts = np.array([np.sum(effort <= e) for e in res.efforts]) / res.n
-            applicable = kuiper_applicable(effort, _correct(rows))
+            applicable = kuiper_applicable(effort.tolist(), _correct(rows).tolist())
             k_ns[i].append(f"{res.normalized:.3f}" if applicable else "n/a")
             ax.step(
                 np.r_[0.0, counts],
@@ -200,7 +213,7 @@ def cumulative_differences(runs: Sequence[Run], path: Any) -> None:
     fig.tight_layout(w_pad=2.0)
     handles = {h.get_label(): h for ax in axes for h in ax.get_legend_handles_labels()[0]}
     shown = [i for i in range(len(runs)) if f"run {i}" in handles]
-    measures = " / ".join(label for _, label in MEASURES)
+    measures = " / ".join(label for _, label in measured)
     fig.legend(
         [handles[f"run {i}"] for i in shown],
         [f"{runs[i][0]} (K/N {' / '.join(k_ns[i])})" for i in shown],
@@ -242,13 +255,13 @@ def accuracy_vs_cost(runs: Sequence[Run], summaries: Sequence[dict[str, Any]], p
 FORCED_NOTE = "limit s: s ordinary turns, then a forced answer, counted at s"
 
 
-def ordinary_steps(row: dict[str, Any]) -> int:
+def ordinary_steps(row: ResultRow) -> int:
     """Root turns of a row before its forced answering turn (all of them if none was forced)."""
     steps = int(effort_value(row, "steps"))
     return max(steps - 1, 1) if row.get("stop_reason") == "forced" else steps
 
 
-def step_limit_curve(rows: Sequence[dict[str, Any]], max_steps: int) -> list[float]:
+def step_limit_curve(rows: Sequence[ResultRow], max_steps: int) -> list[float]:
     """Accuracy under step limits 1..max_steps (see module docstring)."""
     steps = np.array([ordinary_steps(r) for r in rows])
     score = np.array([float(r.get("score") or 0) for r in rows])
@@ -297,13 +310,14 @@ def accuracy_vs_step_limit(
 
 def effort_distributions(runs: Sequence[Run], path: Any) -> None:
     """Histograms of effort for correct vs wrong answers, per run and measure."""
-    fig, axes = plt.subplots(len(runs), len(MEASURES), figsize=(11, 2.8 * len(runs)), squeeze=False)
+    measured = _figure_measures()
+    fig, axes = plt.subplots(len(runs), len(measured), figsize=(11, 2.8 * len(runs)), squeeze=False)
     for i, (name, rows) in enumerate(runs):
         ok = _correct(rows).astype(bool)
-        for j, (measure, label) in enumerate(MEASURES):
+        for j, (measure, label) in enumerate(measured):
             ax = axes[i][j]
             effort = np.array([effort_value(r, measure) for r in rows])
-            if measure in COUNT_MEASURES and len(effort):  # one bar per integer, centred
+            if _counted(measure) and len(effort):  # one bar per integer, centred
                 low, top = int(effort.min()), int(effort.max())
                 bins = np.arange(low - 0.5, top + 1.5) if top - low < 40 else 20
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -346,7 +360,9 @@ def kuiper_by_measure(
         style = series_style(i, len(results))
         style.pop("linestyle")
         style.pop("linewidth")  # a wide error bar would hide its neighbours
-        xs, ks, err = [], [], [[], []]
+        xs: list[float] = []
+        ks: list[float] = []
+        err: list[list[float]] = [[], []]
         for j, (measure, _) in enumerate(shown):
             block = blocks.get(measure)
             if not block:

@@ -27,13 +27,12 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.decomposition import flat_columns
 from rlm_docs.eval.decomposition_file import record_decomposition
-from rlm_docs.eval.filters import question_fields
 from rlm_docs.eval.judge import Verdict, run_judge
+from rlm_docs.eval.results_row import ResultRow, result_row
 from rlm_docs.eval.scoring import JudgeFn, score_prediction
 from rlm_docs.governor import Budget, Governor, Ledger
 from rlm_docs.models import make_client
 from rlm_docs.models.cache import ResponseCache
-from rlm_docs.models.prices import sum_usd
 from rlm_docs.private_dir import NotPrivate, private_dir
 from rlm_docs.questions import Question
 from rlm_docs.systems import SystemConfig, make_system
@@ -117,7 +116,7 @@ class QuestionTask:
                     Path(log_dir).rmdir()  # made again while questions are in flight
             return self._built
 
-    def __call__(self, q: Question) -> dict[str, Any]:
+    def __call__(self, q: Question) -> ResultRow:
         """The question's record, as `results.jsonl` stores it.
 
         A question that ends after the run was interrupted (`cancelled`) deletes its trajectory
@@ -143,7 +142,7 @@ class QuestionTask:
                 if self._in_flight == 0:
                     shutil.rmtree(scratch, ignore_errors=True)
 
-    def _answer(self, q: Question, built: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, q: Question, built: dict[str, Any]) -> ResultRow:
         system, judge_client, ledger = built["system"], built["judge"], built["ledger"]
         governor = Governor(self.budget, ledger=ledger, question_id=q.id)
         try:
@@ -161,32 +160,25 @@ class QuestionTask:
             raise Cancelled(q.id)
         judge = judge_with(judge_client, ledger) if judge_client is not None else None
         record = prediction.to_madqa() | {"id": q.id, "question": q.question}
-        record |= score_prediction(q, record, judge)
+        scores = score_prediction(q, record, judge)
         for checkpoint in record.get("anytime", []):  # the answer at each budget share
             scored = score_prediction(q, checkpoint, judge)
             checkpoint |= {"score": scored["score"], "correct": scored["correct"]}
         calls = [e.to_dict() for e in ledger.entries if e.question_id == q.id]
-        judge_calls = [c for c in calls if c["role"] == "judge"]
-        record |= flat_columns(record_decomposition(prediction.trajectory, calls, built["corpus"]))
-        record |= {
-            "system": system.name,
-            "answer_variants": q.answer_variants,
-            "evidence": q.evidence,
-            "status": "failed" if prediction.stop_reason == "error" else "ok",
-            "hop_type": q.hop_type,
-            "question_type": q.question_type,
-            "domain": q.domain,
-            "fields": question_fields(q),
-            "total_tokens": prediction.input_tokens + prediction.output_tokens,
-            "judge_cost_usd": sum_usd([c["cost_usd"] for c in judge_calls]),
-            "judge_calls": len(judge_calls),
-            "ledger": calls,
-        }
+        decomposition = record_decomposition(prediction.trajectory, calls, built["corpus"])
+        row = result_row(
+            record,
+            q,
+            scores=scores,
+            decomposition=flat_columns(decomposition),
+            system=system.name,
+            calls=calls,
+        )
         if self.trajectories is None and prediction.trajectory:
             path = Path(prediction.trajectory)
-            record["trajectory_jsonl"] = path.read_text(encoding="utf-8")
+            row["trajectory_jsonl"] = path.read_text(encoding="utf-8")
             path.unlink()
-        return record
+        return row
 
 
 def judge_with(client: Any, ledger: Ledger) -> JudgeFn:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from rlm_docs.atomic import atomic_write_text
-from rlm_docs.engine.prediction import EFFORT_MEASURES
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval import plots
 from rlm_docs.eval.aggregate import (
@@ -31,15 +30,18 @@ from rlm_docs.eval.aggregate import (
     scoring_method,
     summarize,
 )
+from rlm_docs.eval.budget_share import accuracy_vs_share_used
 from rlm_docs.eval.coverage import corpus_coverage
 from rlm_docs.eval.decomposition_report import decomposition_part
 from rlm_docs.eval.effort import effort_correlations
 from rlm_docs.eval.filters import row_field
 from rlm_docs.eval.paired import paired_runs
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.eval.step_limit_report import exact_curves, step_limit_sections
 from rlm_docs.eval.step_limits import is_sweep, load_step_limits
+from rlm_docs.governor import axes
 
 
 @dataclass
@@ -49,13 +51,13 @@ class ReportedRun:
     label: str
     path: Path
     manifest: dict[str, Any]
-    rows: list[dict[str, Any]]
+    rows: list[ResultRow]
     summary: dict[str, Any]
     series: str = ""  # the label without its workload part: one line of a scaling plot
     part: tuple[str, int] | None = None  # (workload, target tokens) of all its questions
     # a step-limit sweep (`eval --max-steps 1,2,4`): {limit: that limit's rows}; the run
     # itself is the longest limit
-    exact_steps: dict[int, list[dict[str, Any]]] | None = None
+    exact_steps: dict[int, list[ResultRow]] | None = None
 
     def __post_init__(self) -> None:
         self.series = self.series or self.label
@@ -128,7 +130,7 @@ def _differing(manifests: list[dict[str, Any]]) -> list[str]:
     return sorted(k for k, v in values.items() if len(v) > 1)
 
 
-def run_part(rows: list[dict[str, Any]]) -> tuple[str, int] | None:
+def run_part(rows: list[ResultRow]) -> tuple[str, int] | None:
     """(workload, target tokens) shared by every question of a run (a generated workload at one
     length), else None."""
     parts = {(row_field(r, "workload"), row_field(r, "target_tokens")) for r in rows}
@@ -142,7 +144,7 @@ def _part_text(part: tuple[str, int] | None) -> str:
     return "" if part is None else f" · {part[0]} {part[1]:,}"
 
 
-def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(manifest: dict[str, Any], rows: list[ResultRow]) -> dict[str, Any]:
     return summarize(
         rows,
         judged=bool(manifest.get("judge")),
@@ -152,7 +154,7 @@ def _summary(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, 
 
 
 def load_runs(
-    paths: list[str | os.PathLike], labels: list[str | None] | None = None
+    paths: list[str | os.PathLike[str]], labels: list[str | None] | None = None
 ) -> list[ReportedRun]:
     """Runs with their rows and summaries, labelled `labels` where given (None: default to
     system / model, plus its workload and length when the runs span several, plus its
@@ -162,7 +164,7 @@ def load_runs(
     step-limit run's own limit): one line per series in the scaling figure, so runs of
     one series at several lengths join and runs that differ stay apart."""
     loaded = []
-    exact: dict[Path, dict[int, list[dict[str, Any]]]] = {}
+    exact: dict[Path, dict[int, list[ResultRow]]] = {}
     for p in paths:
         if is_sweep(p):
             limits = load_step_limits(p)
@@ -490,7 +492,7 @@ def _subset_rows(run: ReportedRun, key: str) -> list[list[str]]:
 
 
 def _correlation_rows(run: ReportedRun) -> list[list[str]]:
-    columns = {m: [effort_value(r, m) for r in run.rows] for m in EFFORT_MEASURES}
+    columns = {a.name: [effort_value(r, a.name) for r in run.rows] for a in axes.measures()}
     return [
         [a, b, "n/a" if math.isnan(rho) else f"{rho:.2f}"]
         for (a, b), rho in effort_correlations(columns).items()
@@ -503,6 +505,8 @@ FIGURES = (
     ("accuracy_vs_step_limit.png", "Accuracy vs step limit"),
     ("effort_distributions.png", "Effort of correct vs wrong answers"),
 )
+# drawn when some run has budget data (`eval.budget_share`)
+SHARE_FIGURE = ("accuracy_vs_share_used.png", "Accuracy vs share of the budget used")
 
 
 def _sections(
@@ -526,8 +530,8 @@ def _sections(
 
 
 def build_report(
-    paths: list[str | os.PathLike],
-    out: str | os.PathLike,
+    paths: list[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
     by: list[str] | None = None,
     labels: list[str | None] | None = None,
     disjoint: bool = False,
@@ -549,6 +553,7 @@ def build_report(
     exact = {r.label: r.exact_steps for r in runs if r.exact_steps}
     plots.accuracy_vs_step_limit(scored, target / FIGURES[2][0], exact_curves(exact))
     plots.effort_distributions(scored, target / FIGURES[3][0])
+    shares = [SHARE_FIGURE] if accuracy_vs_share_used(scored, target / SHARE_FIGURE[0]) else []
     decomposition, drawn, not_drawn = decomposition_part(runs, target)
     comparison = "Comparison"
     if restricted and len({r.part for r in runs}) == 1:
@@ -594,7 +599,7 @@ def build_report(
             items = notes_after[title]
             md += items + [""]
             page.append("<ul>" + "".join(f"<li>{html.escape(n[2:])}</li>" for n in items) + "</ul>")
-    for name, title in [*FIGURES, *drawn]:
+    for name, title in [*FIGURES, *shares, *drawn]:
         md += [f"## {title}", "", f"![{title}]({name})", ""]
         page += [f"<h2>{html.escape(title)}</h2>", _img(target / name, title)]
     atomic_write_text(target / "report.md", "\n".join(md))

@@ -18,16 +18,16 @@ re-run) and `truncate_torn_tail` cuts it off before anything is appended again.
 import io
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rlm_docs.atomic import atomic_write_bytes, atomic_write_text
-from rlm_docs.engine.prediction import EFFORT_FIELDS
 from rlm_docs.errors import ConfigError, DatasetError
+from rlm_docs.eval.results_row import ResultRow, missing_row, read_row
 from rlm_docs.eval.run_lock import LOCK_NAME, RunLock
 from rlm_docs.eval.scoring import SCORING_VERSION, rescore
 
@@ -49,13 +49,12 @@ SETTINGS_KEYS = (
 # The corpus store's content hash (`corpus.store.fingerprint`): a reader of the run (`view`)
 # uses the store at `corpus` only when it still has this hash, and a resume only over it.
 FINGERPRINT = "corpus_sha256"
-MADQA_FIELDS = ("id", "question", "answer", "citations", "iterations")
 
 
 class EvalRunDir:
     """Paths and I/O of one run directory."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.manifest_path = self.path / "run.json"
         self.results_path = self.path / "results.jsonl"
@@ -119,11 +118,11 @@ class EvalRunDir:
         atomic_write_text(self.manifest_path, json.dumps(manifest, indent=2) + "\n")
         return manifest
 
-    def read_results(self) -> dict[str, dict[str, Any]]:
-        """Records by question id; an incomplete or corrupt line is skipped (re-run on resume);
-        DatasetError naming the line and field when a record's effort field is not a number
-        (`check_effort`: every report and summary sums them)."""
-        records: dict[str, dict[str, Any]] = {}
+    def read_results(self) -> dict[str, ResultRow]:
+        """Rows by question id; an incomplete or corrupt line is skipped (re-run on resume);
+        DatasetError naming the line and field when a row's effort field is not a number
+        (`results_row.read_row`: every report and summary sums them)."""
+        records: dict[str, ResultRow] = {}
         if not self.results_path.exists():
             return records
         with open(self.results_path, "rb") as fh:
@@ -135,8 +134,9 @@ class EvalRunDir:
                 except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     continue
                 if isinstance(record, dict) and isinstance(record.get("id"), str):
-                    check_effort(record, f"{self.results_path}:{number}")
-                    records.setdefault(record["id"], record)
+                    records.setdefault(
+                        record["id"], read_row(record, f"{self.results_path}:{number}")
+                    )
         return records
 
     def truncate_torn_tail(self) -> None:
@@ -268,54 +268,17 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in flat])
 
 
-def missing_row(meta: dict[str, Any]) -> dict[str, Any]:
-    """The row of a question that has no result: wrong, with zero effort (never dropped)."""
-    return {
-        "id": meta["id"],
-        "question": meta.get("question", ""),
-        "hop_type": meta.get("hop_type", "single"),
-        "question_type": meta.get("question_type", ""),
-        "domain": meta.get("domain", ""),
-        "fields": meta.get("fields", {}),
-        "status": "missing",
-        "answer": [],
-        "citations": [],
-        **dict.fromkeys(EFFORT_FIELDS, 0),
-        "cost_usd": 0.0,  # the float fields stay floats in the Parquet column
-        "wall_s": 0.0,
-        "total_tokens": 0,
-        "stop_axis": None,
-        "anls": 0.0,
-        "score": 0.0,
-        "stage": "missing",
-        "correct": False,
-        "page_f1": 0.0 if meta.get("page_evidence", True) else None,
-        "doc_f1": 0.0 if meta.get("has_evidence", True) else None,
-        "error_type": "refusal",
-    }
-
-
-def check_effort(record: dict[str, Any], where: str) -> dict[str, Any]:
-    """The effort fields of a record; DatasetError naming `where` (file:line) and the field
-    when one is neither a number nor null (reports, summaries and the viewer sum them)."""
-    values = {k: record.get(k) for k in EFFORT_FIELDS}
-    for key, value in values.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise DatasetError(f"{where}: field {key!r} must be a number, got {value!r:.60}")
-    return values
-
-
-def run_rows(manifest: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def run_rows(manifest: dict[str, Any], records: Mapping[str, ResultRow]) -> list[ResultRow]:
     """One row per question of the run, in question order; absent ones are `missing_row`s.
     A run scored by an older scoring is scored again (`scoring.rescore`), so eval's summary,
     `report` and `load_run` (notebooks) show current figures."""
     rows = [records.get(meta["id"]) or missing_row(meta) for meta in manifest["questions"]]
     if manifest.get("scoring_version", 1) < SCORING_VERSION:
-        rows = [rescore(row) for row in rows]
+        rows = [cast(ResultRow, rescore(row)) for row in rows]
     return rows
 
 
-def load_run(path: str | os.PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def load_run(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[ResultRow]]:
     """(manifest, rows) of a run directory, for reports and notebooks."""
     run = EvalRunDir(path)
     manifest = run.read_manifest()

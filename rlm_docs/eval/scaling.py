@@ -8,11 +8,12 @@ accuracy and tokens per question against context length on a log2 axis. The benc
 thin callers of these two functions.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rlm_docs.bench.make import make_bench
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.runner import EvalSettings, run_eval
 from rlm_docs.governor import Budget
@@ -24,7 +25,7 @@ STUDY_SYSTEMS = tuple(
 )
 
 
-def _mean(rows: Sequence[dict[str, Any]], key: str) -> float:
+def _mean(rows: Sequence[Mapping[str, Any]], key: str) -> float:
     return sum(float(r.get(key) or 0) for r in rows) / max(len(rows), 1)
 
 
@@ -33,7 +34,7 @@ def scaling_row(
     target_tokens: int,
     context_tokens: float,
     system: str,
-    results: Sequence[dict[str, Any]],
+    results: Sequence[ResultRow],
     summary: dict[str, Any],
 ) -> dict[str, Any]:
     """One (workload, length, system) point of the study from a run's rows and their
@@ -74,14 +75,15 @@ def scaling_study(
     root = Path(out)
     rows = []
     for workload in workloads:
-        source = {"filler": filler} if workload == "needle" else {"data": data}
+        needle = workload == "needle"
         manifest = make_bench(
             workload,
             root / "bench" / workload,
             seed=seed,
             tokens=list(lengths),
             questions=questions,
-            **source,
+            data=None if needle else data,
+            filler=filler if needle else None,
         )
         for part in manifest["parts"]:
             base = root / "bench" / workload
@@ -129,7 +131,9 @@ def plot_scaling(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
     (ticks at powers of two), one line per system in the shared `plots.series_style` (so a
     system identical to another stays visible) and one legend below the panels, off the data.
     Written atomically as PNG."""
-    from rlm_docs.eval.plots import plt, power_of_two, save_png, series_style
+    import matplotlib.pyplot as plt
+
+    from rlm_docs.eval.plots import power_of_two, save_png, series_style
 
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     systems = list(dict.fromkeys(r["system"] for r in rows))

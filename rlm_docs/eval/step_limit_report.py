@@ -4,13 +4,13 @@ beside the lower bound read from the longest limit's step counts, and the calls 
 each limit added (new calls are the ledger's uncached ones)."""
 
 from collections.abc import Mapping
-from typing import Any
 
 from rlm_docs.eval.aggregate import summarize
 from rlm_docs.eval.plots import step_limit_curve
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.step_limits import calls
 
-Rows = list[dict[str, Any]]
+Rows = list[ResultRow]
 HEADERS = [
     "System",
     "Step limit",

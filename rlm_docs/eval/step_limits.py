@@ -25,6 +25,7 @@ from typing import Any
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.errors import ConfigError, DatasetError
 from rlm_docs.eval.executor import Executor
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.runner import EvalSettings, run_eval
 from rlm_docs.models.cache import default_cache
@@ -79,7 +80,7 @@ def read_limits(root: str | Path) -> list[int]:
     return sorted((int(v) for v in limits), reverse=True)
 
 
-def calls(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def calls(rows: Sequence[ResultRow]) -> dict[str, Any]:
     """New (uncached) and replayed calls of a run's rows, and the dollars of the new ones."""
     entries = [e for r in rows for e in r.get("ledger") or []]
     new = [e for e in entries if not e.get("cached")]
@@ -118,7 +119,7 @@ def run_step_limits(
     return out
 
 
-def load_step_limits(root: str | Path) -> dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]:
+def load_step_limits(root: str | Path) -> dict[int, tuple[dict[str, Any], list[ResultRow]]]:
     """{limit: (manifest, rows)} of every limit that has a run, longest first."""
     found = {}
     for limit in read_limits(root):

@@ -26,8 +26,10 @@ from typing import Any
 
 from rlm_docs.call_purpose import Purpose, calling
 from rlm_docs.errors import ConfigError
+from rlm_docs.governor import axes
+from rlm_docs.governor.axes import Axis
 from rlm_docs.governor.budget import Budget
-from rlm_docs.governor.exceeded import BudgetExceeded, format_amount
+from rlm_docs.governor.exceeded import BudgetExceeded
 from rlm_docs.governor.ledger import ROLES, Ledger, LedgerEntry
 from rlm_docs.governor.prompt_cap import check_prompt_size
 from rlm_docs.models.base import Client, Completion, Usage
@@ -36,12 +38,11 @@ from rlm_docs.models.errors import ModelUnavailableError
 from rlm_docs.models.prices import Price, price_of, to_nano
 from rlm_docs.tokens import count_message_tokens
 
-# Consumable axes shared with ancestors; costs are held in integer nano-dollars.
-_AXES = ("sub_calls", "input_tokens", "output_tokens", "cost_nano")
-
 
 def _zero() -> dict[str, int]:
-    return dict.fromkeys(_AXES, 0)
+    """Whole units (`Axis.ticks`: dollars as integer nano-dollars) on every `call` axis: what
+    a governor has used, has reserved for calls in flight, or books for one call."""
+    return {a.name: 0 for a in axes.call_axes()}
 
 
 class Governor:
@@ -53,27 +54,32 @@ class Governor:
         *,
         ledger: Ledger | None = None,
         question_id: str = "",
+        parent: "Governor | None" = None,
     ) -> None:
+        """A question's governor; with `parent`, a child one level deeper (`child`), which
+        shares its parent's ledger, question, and lock (one lock per governor tree)."""
         self.budget = budget or Budget()
-        self.ledger = ledger if ledger is not None else Ledger()
-        self.question_id = question_id
-        self.depth = 0
-        self._parent: Governor | None = None
-        self._parent_call: str | None = None
-        self._lock = threading.RLock()
-        self._init_state()
-
-    def _init_state(self) -> None:
+        self._parent = parent
+        if parent is None:
+            self.ledger = ledger if ledger is not None else Ledger()
+            self.question_id = question_id
+            self.depth = 0
+            self._parent_call: str | None = None
+            self._lock = threading.RLock()
+        else:
+            self.ledger = parent.ledger
+            self.question_id = parent.question_id
+            self.depth = parent.depth + 1
+            self._parent_call = parent._last_root_call
+            self._lock = parent._lock
         self._semaphore = threading.BoundedSemaphore(self.budget.max_concurrency)
         self._started = time.monotonic()
         self._used = _zero()
         self._reserved = _zero()
-        self._steps = 0
         self._steps_total = 0
         self._calls = 0
         self._root_calls = 0
         self._cache_hits = 0
-        self._cached_tokens = 0
         self._max_depth = self.depth
         self._last_root_call: str | None = None
 
@@ -83,21 +89,34 @@ class Governor:
     # -- limits -------------------------------------------------------------------------------
 
     def _chain(self) -> list["Governor"]:
-        chain, node = [], self
+        chain: list[Governor] = []
+        node: Governor | None = self
         while node is not None:
             chain.append(node)
             node = node._parent
         return chain
 
     def _limit(self, axis: str) -> int | None:
-        b = self.budget
-        if axis == "cost_nano":
-            return None if b.max_cost_usd is None else to_nano(b.max_cost_usd)
-        return {
-            "sub_calls": b.max_sub_calls,
-            "input_tokens": b.max_input_tokens,
-            "output_tokens": b.max_output_tokens,
-        }[axis]
+        """The limit on `call` axis `axis` in whole units, or None (unlimited)."""
+        a = _axis(axis)
+        value = None if a.limit is None else getattr(self.budget, a.limit)
+        return None if value is None else a.ticks(value)
+
+    def _limited(self) -> list[Axis]:
+        """The `call` axes this governor's budget limits."""
+        return [
+            a for a in axes.call_axes() if a.limit and getattr(self.budget, a.limit) is not None
+        ]
+
+    def _usage(self, a: Axis) -> float:
+        """What this governor (children included) has used on axis `a`, in its unit."""
+        if a.source == "steps":
+            return self._steps_total
+        if a.source == "clock":
+            return self._elapsed()
+        if a.source == "depth":
+            return self._max_depth
+        return a.amount(self._used[a.name])
 
     def _left(self, axis: str) -> int | None:
         limit = self._limit(axis)
@@ -109,12 +128,11 @@ class Governor:
     def _refuse(
         self, axis: str, needed: float | None = None, what: str = "this call"
     ) -> BudgetExceeded:
+        a = _axis(axis)
         limit = self._limit(axis) or 0
         spent = self._used[axis] + self._reserved[axis]
-        if axis == "cost_nano":
-            extra = None if needed is None else needed / 1e9
-            return BudgetExceeded("cost_usd", limit / 1e9, spent / 1e9, extra, what)
-        return BudgetExceeded(axis, limit, spent, needed, what)
+        extra = None if needed is None else a.amount(needed)
+        return BudgetExceeded(a.key, a.amount(limit), a.amount(spent), extra, what)
 
     def _check_wall(self) -> None:
         for g in self._chain():
@@ -135,16 +153,17 @@ class Governor:
         sub-call slots for `calls` more, or an axis already used up."""
         self._check_wall()
         for g in self._chain():
-            if role == "sub":
-                left = g._left("sub_calls")
-                if left is not None and calls > left:
+            for a in g._limited():
+                left = g._left(a.name)
+                if left is None:
+                    continue
+                if a.name != "sub_calls":  # an amount: refused once nothing is left
+                    if left <= 0:
+                        raise g._refuse(a.name)
+                elif role == "sub" and calls > left:  # a count of calls: `calls` more must fit
                     if calls == 1:
-                        raise g._refuse("sub_calls")
-                    raise g._refuse("sub_calls", calls, f"a batch of {calls:,} prompts")
-            for axis in ("input_tokens", "output_tokens", "cost_nano"):
-                left = g._left(axis)
-                if left is not None and left <= 0:
-                    raise g._refuse(axis)
+                        raise g._refuse(a.name)
+                    raise g._refuse(a.name, calls, f"a batch of {calls:,} prompts")
 
     def check_calls(self, role: str, calls: int) -> None:
         """Raise BudgetExceeded now, in O(1), if `calls` more calls of `role` cannot all be
@@ -157,9 +176,9 @@ class Governor:
         role: str,
         input_tokens: int,
         price: Price | None,
-        sampling: dict,
+        sampling: dict[str, Any],
         book: bool = True,
-    ) -> dict:
+    ) -> dict[str, int]:
         """Check every axis along the chain and book this call's share; returns the booking.
         With `book=False` only checks (a dry run: would this call be allowed now?)."""
         chain = self._chain()
@@ -178,26 +197,26 @@ class Governor:
                 if out_left <= 0:
                     raise g._refuse("output_tokens")
                 max_tokens = out_left if max_tokens is None else min(max_tokens, out_left)
-            cost_left = g._left("cost_nano")
+            cost_left = g._left("cost_usd")
             if cost_left is not None and price is not None:
                 input_nano = to_nano(price.cost(_input_only(booking["input_tokens"])))
                 if input_nano > cost_left:
-                    raise g._refuse("cost_nano", input_nano)
+                    raise g._refuse("cost_usd", input_nano)
                 per_token = price.output * 1000  # nano-dollars per output token
                 if per_token > 0:
                     affordable = math.floor((cost_left - input_nano) / per_token)
                     if affordable <= 0:
-                        raise g._refuse("cost_nano", input_nano + per_token)
+                        raise g._refuse("cost_usd", input_nano + per_token)
                     max_tokens = affordable if max_tokens is None else min(max_tokens, affordable)
         booking["output_tokens"] = max_tokens or 0
         if price is not None:
-            booking["cost_nano"] = to_nano(
+            booking["cost_usd"] = to_nano(
                 price.cost(_input_only(booking["input_tokens"]))
             ) + math.ceil((max_tokens or 0) * price.output * 1000)
         if book:
             for g in chain:
-                for axis in _AXES:
-                    g._reserved[axis] += booking[axis]
+                for axis, amount in booking.items():
+                    g._reserved[axis] += amount
         sampling["max_tokens"] = max_tokens
         return booking
 
@@ -220,7 +239,7 @@ class Governor:
     def call(
         self,
         client: Client,
-        messages: list[dict],
+        messages: list[dict[str, Any]],
         *,
         role: str,
         depth: int | None = None,
@@ -261,16 +280,16 @@ class Governor:
                 with call_deadline(deadline), calling(purpose or Purpose(role)):
                     result = client.complete(messages, **sampling)
             except Exception as exc:
-                self._settle(booking, None, depth)
+                self._settle(booking, None, depth, role)
                 self._record(client, role, depth, call_id, parent_id, started_at, None, exc, t0)
                 if isinstance(exc, ModelUnavailableError) and self._past(deadline):
                     raise self._wall_refusal() from exc
                 raise
-            self._settle(booking, result, depth)
+            self._settle(booking, result, depth, role)
             self._record(client, role, depth, call_id, parent_id, started_at, result, None, t0)
             return replace(result, call_id=call_id)
 
-    def affordable(self, client: Client, messages: list[dict], *, role: str) -> None:
+    def affordable(self, client: Client, messages: list[dict[str, Any]], *, role: str) -> None:
         """Raise (BudgetExceeded, PromptTooLarge) if this call would be refused now; books
         nothing. Lets a caller skip expensive set-up (a child's sandbox) for a refused call."""
         price = self.check_client(client)
@@ -291,23 +310,25 @@ class Governor:
                 return BudgetExceeded("wall_s", g.budget.max_wall_s, g._elapsed())
         return BudgetExceeded("wall_s", self.budget.max_wall_s or 0.0, self._elapsed())
 
-    def _settle(self, booking: dict, result: Completion | None, depth: int) -> None:
+    def _settle(
+        self, booking: dict[str, int], result: Completion | None, depth: int, role: str
+    ) -> None:
+        """Release the booking and add what the call really used on every `call` axis (a
+        failed call: nothing) to this governor and every ancestor."""
         actual = _zero()
         if result is not None:
-            actual["sub_calls"] = booking["sub_calls"]
-            actual["input_tokens"] = result.usage.input_tokens
-            actual["output_tokens"] = result.usage.output_tokens
-            actual["cost_nano"] = to_nano(result.cost_usd)
+            for a in axes.call_axes():
+                if a.read is not None:
+                    actual[a.name] = a.ticks(a.read(result, role))
         with self._lock:
             for g in self._chain():
-                for axis in _AXES:
-                    g._reserved[axis] -= booking[axis]
+                for axis in actual:
+                    g._reserved[axis] -= booking.get(axis, 0)
                     g._used[axis] += actual[axis]
                 g._calls += 1
                 g._max_depth = max(g._max_depth, depth)
                 if result is not None:
                     g._cache_hits += int(result.cached)
-                    g._cached_tokens += result.usage.cached_tokens
 
     def _record(
         self,
@@ -332,6 +353,7 @@ class Governor:
                 input_tokens=usage.input_tokens if usage else 0,
                 output_tokens=usage.output_tokens if usage else 0,
                 cached_tokens=usage.cached_tokens if usage else 0,
+                cache_write_tokens=usage.cache_write_tokens if usage else 0,
                 cost_usd=result.cost_usd if result else 0.0,
                 latency_s=result.latency_s if result else time.perf_counter() - t0,
                 cached=result.cached if result else False,
@@ -357,7 +379,6 @@ class Governor:
                 limit = g._step_limit()
                 if limit is not None and g._steps_total >= limit:
                     raise BudgetExceeded("steps", limit, g._steps_total)
-            self._steps += 1
             for g in self._chain():
                 g._steps_total += 1
 
@@ -383,22 +404,19 @@ class Governor:
                     return "steps"
                 if g.budget.max_wall_s is not None and g._elapsed() >= g.budget.max_wall_s:
                     return "wall_s"
-                for axis in _AXES:
-                    left = g._left(axis)
+                for a in g._limited():
+                    left = g._left(a.name)
                     if left is not None and left <= 0:
-                        return "cost_usd" if axis == "cost_nano" else axis
+                        return a.key
             return None
 
     def _fractions(self) -> list[tuple[str, float, float, float]]:
-        """(axis, fraction, used, limit) for every limited axis of this governor."""
-        b = self.budget
+        """(axis, fraction, used, limit) for every limited axis of this governor (depth is a
+        setting, not a share that runs out)."""
         rows = [
-            ("steps", self._steps_total, b.max_steps),
-            ("sub_calls", self._used["sub_calls"], b.max_sub_calls),
-            ("input_tokens", self._used["input_tokens"], b.max_input_tokens),
-            ("output_tokens", self._used["output_tokens"], b.max_output_tokens),
-            ("cost_usd", self._used["cost_nano"] / 1e9, b.max_cost_usd),
-            ("wall_s", self._elapsed(), b.max_wall_s),
+            (a.key, self._usage(a), getattr(self.budget, a.limit))
+            for a in axes.limits()
+            if a.limit is not None and a.source != "depth"
         ]
         return [
             (axis, (used / limit) if limit else 1.0, used, limit)
@@ -413,29 +431,24 @@ class Governor:
         `left` and `share_used` None; `left` is the tightest over this governor and its
         ancestors (a child sees what it may still spend, not just its own share)."""
         with self._lock:
-            b = self.budget
-            rows: dict[str, tuple[float, float | None]] = {
-                "steps": (self._steps_total, b.max_steps),  # never the hidden `stop_at_step`
-                "sub_calls": (self._used["sub_calls"], b.max_sub_calls),
-                "input_tokens": (self._used["input_tokens"], b.max_input_tokens),
-                "output_tokens": (self._used["output_tokens"], b.max_output_tokens),
-                "cost_usd": (self._used["cost_nano"] / 1e9, b.max_cost_usd),
-                "wall_s": (round(self._elapsed(), 3), b.max_wall_s),
-                "depth": (self.depth, b.max_depth),
-            }
             out: dict[str, dict[str, Any]] = {}
-            for axis, (used, limit) in rows.items():
+            for a in axes.limits():
+                axis, limit = a.key, getattr(self.budget, a.limit or "")
+                # steps: never the hidden `stop_at_step`; depth: the level of this governor
+                used = self.depth if a.source == "depth" else self._usage(a)
+                if a.source == "clock":
+                    used = round(used, 3)
                 left = None if limit is None else max(limit - used, 0)
-                if axis == "steps" and limit is not None:
+                if a.source == "steps" and limit is not None:
                     ends = [
                         g.budget.max_steps - g._steps_total
                         for g in self._chain()
                         if g.budget.max_steps is not None
                     ]
                     left = max(min(ends), 0)
-                elif axis in ("sub_calls", "input_tokens", "output_tokens", "cost_usd"):
+                elif a.source == "call":
                     left = self._tightest_left(axis, left)
-                elif axis == "wall_s":
+                elif a.source == "clock":
                     deadline = self.deadline()
                     left = (
                         None if deadline is None else round(max(deadline - time.monotonic(), 0), 3)
@@ -447,13 +460,11 @@ class Governor:
     def _tightest_left(self, axis: str, left: float | None) -> float | None:
         """`left` on consumable `axis`, capped by what every ancestor has left (reservations
         of calls in flight count as spent)."""
-        key = "cost_nano" if axis == "cost_usd" else axis
-        lefts = [g._left(key) for g in self._chain()]
+        lefts = [g._left(axis) for g in self._chain()]
         known = [max(v, 0) for v in lefts if v is not None]
         if not known:
             return None
-        tightest = min(known)
-        return tightest / 1e9 if axis == "cost_usd" else tightest
+        return _axis(axis).amount(min(known))
 
     def notice(self) -> str | None:
         """A short 'what is left' line once any axis passes `soft_fraction`, else None."""
@@ -462,8 +473,8 @@ class Governor:
             if not over:
                 return None
             parts = [
-                f"{min(frac, 1.0):.0%} of {_NOUNS[axis]} used "
-                f"({format_amount(axis, used)}/{format_amount(axis, limit)})"
+                f"{min(frac, 1.0):.0%} of {axes.noun(axis)} used "
+                f"({axes.format_amount(axis, used)}/{axes.format_amount(axis, limit)})"
                 for axis, frac, used, limit in over
             ]
             if self.budget.max_steps is not None:
@@ -485,44 +496,30 @@ class Governor:
         with self._lock:
             self._check_wall()
             b = self.budget
-
-            def part(left: float | None, whole: bool = True) -> Any:
-                if left is None:
-                    return None
-                value = max(left, 0) * share
-                return math.floor(value) if whole else value
-
-            steps_left = None if b.max_steps is None else b.max_steps - self._steps_total
-            shares = {
-                "steps": part(steps_left),
-                "input_tokens": part(self._left("input_tokens")),
-                "output_tokens": part(self._left("output_tokens")),
-                "cost_nano": part(self._left("cost_nano")),
-                "wall_s": part(
-                    None if b.max_wall_s is None else b.max_wall_s - self._elapsed(), False
-                ),
-            }
-            for axis, value in shares.items():
-                if value is not None and value <= 0:
-                    raise self._birth_refusal(axis)
+            limits: dict[str, Any] = {}
+            for a in axes.limits():
+                limit = getattr(b, a.limit or "")
+                if a.source == "depth" or limit is None:
+                    continue  # the depth limit is the tree's; unlimited stays unlimited
+                if a.source == "call":
+                    left = self._left(a.name) or 0
+                else:  # steps and seconds: what this governor has left of its own limit
+                    left = a.ticks(limit) - a.ticks(self._usage(a))
+                if a.source == "clock":
+                    value: float = max(limit - self._elapsed(), 0) * share
+                else:  # whole units (a step, a token, a nano-dollar), rounded down
+                    value = a.amount(math.floor(max(left, 0) * share))
+                # a child may get no sub-calls (its own root calls are not sub-calls)
+                if value <= 0 and a.name != "sub_calls":
+                    raise self._birth_refusal(a.name)
+                limits[a.limit or ""] = value
             child_budget = Budget(
-                max_steps=shares["steps"],
-                max_sub_calls=part(self._left("sub_calls")),
-                max_input_tokens=shares["input_tokens"],
-                max_output_tokens=shares["output_tokens"],
-                max_cost_usd=None if shares["cost_nano"] is None else shares["cost_nano"] / 1e9,
-                max_wall_s=shares["wall_s"],
+                **limits,
                 max_depth=b.max_depth,
                 max_concurrency=b.max_concurrency,
                 soft_fraction=b.soft_fraction,
             )
-            kid = Governor(child_budget, ledger=self.ledger, question_id=self.question_id)
-            kid.depth = self.depth + 1
-            kid._parent = self
-            kid._parent_call = self._last_root_call
-            kid._lock = self._lock
-            kid._init_state()
-            return kid
+            return Governor(child_budget, parent=self)
 
     def _birth_refusal(self, axis: str) -> BudgetExceeded:
         """Why a child gets nothing on `axis`: what is left here is too little to share."""
@@ -535,31 +532,23 @@ class Governor:
         return self._refuse(axis, 1, what)
 
     def totals(self) -> dict[str, Any]:
-        """Roll-up of this governor and every child (children are already folded in)."""
+        """Roll-up of this governor and every child (children are already folded in): every
+        axis the governor reads (`steps` is `step()` calls; `root_calls` root-model calls,
+        the steps a prediction records) and the count of calls and cache hits."""
         with self._lock:
-            return {
-                "steps": self._steps_total,
-                "root_calls": self._root_calls,
-                "sub_calls": self._used["sub_calls"],
-                "input_tokens": self._used["input_tokens"],
-                "output_tokens": self._used["output_tokens"],
-                "cached_tokens": self._cached_tokens,
-                "cost_usd": self._used["cost_nano"] / 1e9,
-                "calls": self._calls,
-                "cache_hits": self._cache_hits,
-                "max_depth": self._max_depth,
-                "wall_s": self._elapsed(),
-            }
+            out: dict[str, Any] = {"root_calls": self._root_calls}
+            for a in axes.axes():
+                if a.source in ("steps", "call", "clock", "depth"):
+                    out[a.name] = self._usage(a)
+            return out | {"calls": self._calls, "cache_hits": self._cache_hits}
 
 
-_NOUNS = {
-    "steps": "root steps",
-    "sub_calls": "sub-calls",
-    "input_tokens": "input tokens",
-    "output_tokens": "output tokens",
-    "cost_usd": "dollars",
-    "wall_s": "wall time",
-}
+def _axis(name: str) -> Axis:
+    """The declared axis `name` (a governor-internal key, so always declared)."""
+    found = axes.axis(name)
+    if found is None:
+        raise KeyError(name)
+    return found
 
 
 def _input_only(tokens: int) -> Usage:

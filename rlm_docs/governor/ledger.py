@@ -40,6 +40,7 @@ class LedgerEntry:
     parent_id: str | None
     price_known: bool = True
     attempts: int = 1
+    cache_write_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -95,19 +96,20 @@ class Ledger:
             "input_tokens": sum(e.input_tokens for e in rows),
             "output_tokens": sum(e.output_tokens for e in rows),
             "cached_tokens": sum(e.cached_tokens for e in rows),
+            "cache_write_tokens": sum(e.cache_write_tokens for e in rows),
             "cost_usd": sum_usd([e.cost_usd for e in rows]),
             "latency_s": sum(e.latency_s for e in rows),
             "max_depth": max((e.depth for e in rows), default=0),
             "price_unknown_calls": sum(1 for e in rows if not e.price_known),
         }
 
-    def to_jsonl(self, path: str | os.PathLike) -> None:
+    def to_jsonl(self, path: str | os.PathLike[str]) -> None:
         """Write one JSON object per entry, atomically."""
         lines = [json.dumps(e.to_dict(), ensure_ascii=False) for e in self.entries]
         atomic_write_text(path, "".join(line + "\n" for line in lines))
 
     @classmethod
-    def from_jsonl(cls, path: str | os.PathLike) -> "Ledger":
+    def from_jsonl(cls, path: str | os.PathLike[str]) -> "Ledger":
         """Read a ledger written by `to_jsonl`; DatasetError names the file and line on bad input."""
         p = Path(path)
         try:

@@ -6,6 +6,8 @@ seconds of tokenizing (even when the budget then refuses it) and memory in the t
 the cap refuses only prompts no provider would accept anyway.
 """
 
+from typing import Any
+
 from rlm_docs.errors import ModelError
 
 MAX_PROMPT_CHARS = 2_000_000
@@ -22,11 +24,11 @@ class PromptTooLarge(ModelError):
             "split the text and query the parts"
         )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.chars, self.limit))
 
 
-def check_prompt_size(messages: list[dict], limit: int = MAX_PROMPT_CHARS) -> None:
+def check_prompt_size(messages: list[dict[str, Any]], limit: int = MAX_PROMPT_CHARS) -> None:
     """Raise PromptTooLarge when the messages' text content is over `limit` characters."""
     total = 0
     for message in messages:

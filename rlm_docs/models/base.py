@@ -13,11 +13,15 @@ UsageSource = Literal["provider", "tiktoken"]
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one call; `cached_tokens` is the part of `input_tokens` served from cache."""
+    """Token counts of one call. `cached_tokens` (cache reads) and `cache_write_tokens` (input
+    written to the provider's prompt cache) are parts of `input_tokens`: providers that report
+    them (Anthropic's `cache_read_input_tokens` / `cache_creation_input_tokens`) price each at
+    its own rate (`Price.cost`)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)

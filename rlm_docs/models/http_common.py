@@ -95,12 +95,13 @@ def build_completion(
     text: str,
     messages: list[dict],
     model: str,
-    provider_usage: tuple[int, int, int] | None,
+    provider_usage: tuple[int, int, int] | tuple[int, int, int, int] | None,
     price: Price | None,
     started: float,
     attempts: int,
 ) -> Completion:
-    """A Completion with provider usage if present, else tiktoken counts, priced by the table."""
+    """A Completion with provider usage if present (input, output, cache reads[, cache writes]),
+    else tiktoken counts, priced by the table."""
     source: UsageSource
     if provider_usage is not None:
         usage, source = Usage(*provider_usage), "provider"

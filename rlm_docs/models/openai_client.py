@@ -145,7 +145,9 @@ class OpenAIClient:
         if usage is not None and usage.prompt_tokens is not None:
             details = getattr(usage, "prompt_tokens_details", None)
             cached = getattr(details, "cached_tokens", None) or 0
-            provider_usage = (usage.prompt_tokens, usage.completion_tokens or 0, cached)
+            # Anthropic's cache writes, as OpenAI-compatible gateways pass them on
+            written = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+            provider_usage = (usage.prompt_tokens, usage.completion_tokens or 0, cached, written)
         return build_completion(
             text=response.choices[0].message.content or "",
             messages=messages,

@@ -26,19 +26,24 @@ _FIELDS = ("input", "output", "cached_input")
 
 @dataclass(frozen=True)
 class Price:
-    """USD per 1M tokens, and the model's context window in tokens (None when not listed)."""
+    """USD per 1M tokens, and the model's context window in tokens (None when not listed).
+    `cache_write_input` is the rate of input written to the prompt cache (Anthropic charges it
+    apart, above `input`); None: charged as `input`."""
 
     input: float
     output: float
     cached_input: float
     context_window: int | None = None
+    cache_write_input: float | None = None
 
     def cost(self, usage: Usage) -> float:
-        """Cost of `usage`; cached input tokens are charged at the cached rate."""
-        fresh = max(usage.input_tokens - usage.cached_tokens, 0)
+        """Cost of `usage`; cache reads and cache writes are charged at their own rates."""
+        fresh = max(usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens, 0)
+        write = self.input if self.cache_write_input is None else self.cache_write_input
         dollars = (
             Decimal(fresh) * Decimal(str(self.input))
             + Decimal(usage.cached_tokens) * Decimal(str(self.cached_input))
+            + Decimal(usage.cache_write_tokens) * Decimal(str(write))
             + Decimal(usage.output_tokens) * Decimal(str(self.output))
         ) / Decimal(1_000_000)
         nano = (dollars * _NANO).quantize(Decimal(1), rounding=ROUND_HALF_UP)
@@ -94,6 +99,14 @@ def _parse_table(data: Any, source: str) -> PriceTable:
                     f"non-negative number (USD per 1M tokens), got {value!r}"
                 )
             values[field] = float(value)
+        write = entry.get("cache_write_input")
+        if write is not None and (
+            isinstance(write, bool) or not isinstance(write, int | float) or write < 0
+        ):
+            raise ConfigError(
+                f"price table {source}: model {name!r} field 'cache_write_input' must be a "
+                f"non-negative number (USD per 1M tokens), got {write!r}"
+            )
         window = entry.get("context_window")
         if window is not None and (
             isinstance(window, bool) or not isinstance(window, int) or window < 1
@@ -102,7 +115,11 @@ def _parse_table(data: Any, source: str) -> PriceTable:
                 f"price table {source}: model {name!r} field 'context_window' must be a "
                 f"positive whole number of tokens, got {window!r}"
             )
-        models[name] = Price(**values, context_window=window)
+        models[name] = Price(
+            **values,
+            context_window=window,
+            cache_write_input=None if write is None else float(write),
+        )
     return PriceTable(models, str(data.get("date", "unknown")), str(data.get("currency", "USD")))
 
 

@@ -107,6 +107,7 @@ class ScriptedClient:
                 int(given.get("input_tokens", 0)),
                 int(given.get("output_tokens", 0)),
                 int(given.get("cached_tokens", 0)),
+                int(given.get("cache_write_tokens", 0)),
             )
             source = "provider"
         else:

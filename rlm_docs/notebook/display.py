@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import Any
 
+from rlm_docs.governor import axes
 from rlm_docs.viewer.snippets import page_snippet
 
 FOLD_ROWS = 15
@@ -144,16 +145,25 @@ def hit_html(hit: Any) -> str:
 
 # -- predictions ---------------------------------------------------------------------------
 
-EFFORT = (
-    ("steps", "steps"),
-    ("sub_calls", "sub-calls"),
-    ("input_tokens", "input tokens"),
-    ("output_tokens", "output tokens"),
-    ("cost_usd", "cost"),
-    ("wall_s", "wall s"),
-    ("max_depth", "depth"),
-    ("stop_reason", "stop reason"),
-)
+
+def effort_html(pred: Any) -> str:
+    """A prediction's effort table: every recorded axis of `governor.axes`, then how the run
+    stopped."""
+    recorded = [a for a in axes.axes() if a.recorded]
+    values = pred.effort()
+    row = [usd(values[a.name]) if a.unit == "usd" else values[a.name] for a in recorded]
+    return table(
+        [*(a.noun for a in recorded), "stop reason"],
+        [[*row, pred.stop_reason]],
+        {i for i, a in enumerate(recorded) if a.unit != "usd"},
+    )
+
+
+def effort_text(pred: Any) -> str:
+    """The effort line of a prediction (`3 root steps, 2 sub-calls, ..., stop=final`)."""
+    values = pred.effort()
+    shown = [a.brief(values[a.name]) for a in axes.axes() if a.recorded]
+    return ", ".join([*shown, f"stop={pred.stop_reason}"])
 
 
 def prediction_text(pred: Any, corpus: Any = None) -> str:
@@ -164,9 +174,7 @@ def prediction_text(pred: Any, corpus: Any = None) -> str:
         *([f"Explanation: {pred.explanation}"] if pred.explanation else []),
         *([f"Caveat: {pred.caveat}"] if pred.caveat else []),
         f"Citations: {cites}",
-        f"Effort: {pred.steps} steps, {pred.sub_calls} sub-calls, "
-        f"{pred.input_tokens:,} in / {pred.output_tokens:,} out tokens, {usd(pred.cost_usd)}, "
-        f"{pred.wall_s:.2f} s, stop={pred.stop_reason}",
+        f"Effort: {effort_text(pred)}",
     ]
     if pred.error:
         lines.append(f"Error: {pred.error}")
@@ -205,11 +213,7 @@ def prediction_html(pred: Any, corpus: Any = None) -> str:
         )
         or '<div class="muted">no citations</div>'
     )
-    effort = table(
-        [label for _, label in EFFORT],
-        [[usd(pred.cost_usd) if k == "cost_usd" else getattr(pred, k) for k, _ in EFFORT]],
-        {0, 1, 2, 3, 5, 6},
-    )
+    effort = effort_html(pred)
     notes = "".join(
         f"<div><b>{label}:</b> {escape(text)}</div>"
         for label, text in (("Explanation", pred.explanation), ("Caveat", pred.caveat))

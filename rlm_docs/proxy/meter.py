@@ -123,7 +123,7 @@ class Meter:
             return list(self._governors)
 
     def effort(self, question_id: str) -> dict[str, Any]:
-        """The question's effort fields (`EFFORT_FIELDS`), as every system records them."""
+        """The question's recorded effort fields (`governor.axes`), as every system records them."""
         with self._lock:
             gov = self._governors.get(question_id)
         if gov is None:

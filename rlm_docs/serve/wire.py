@@ -44,13 +44,7 @@ def structured(pred: Prediction, extra: dict[str, Any] | None = None) -> dict[st
         "citations": pred.citations,
         "stop_reason": pred.stop_reason,
         "error": pred.error,
-        "steps": pred.steps,
-        "sub_calls": pred.sub_calls,
-        "input_tokens": pred.input_tokens,
-        "output_tokens": pred.output_tokens,
-        "cost_usd": pred.cost_usd,
-        "wall_s": round(pred.wall_s, 3),
-        "max_depth": pred.max_depth,
+        **pred.effort(),
         "trajectory": pred.trajectory,
     } | (extra or {})
 

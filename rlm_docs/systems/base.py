@@ -80,8 +80,7 @@ def finish(
     start: float,
 ) -> Prediction:
     """Fill the effort fields from the governor, then write the trajectory (if logging)."""
-    for key, value in effort_from_totals(governor.totals()).items():
-        setattr(prediction, key, value)
+    prediction.set_effort(effort_from_totals(governor.totals()))
     prediction.wall_s = time.perf_counter() - start
     if config.log_dir is not None:
         path = trajectory_file(config.log_dir, prediction.question_id)

@@ -70,8 +70,7 @@ def finish(
     citations, rejected, source = with_fallback(config.corpus, answer.citations, [], [])
     prediction.answer, prediction.citations, prediction.raw_answer = answer.values, citations, value
     prediction.explanation, prediction.caveat = answer.explanation, answer.caveat
-    for key, v in effort_from_totals(governor.totals()).items():
-        setattr(prediction, key, v)
+    prediction.set_effort(effort_from_totals(governor.totals()))
     prediction.wall_s = time.perf_counter() - start
     if config.log_dir is not None:
         path = trajectory_file(config.log_dir, question.id)

@@ -17,8 +17,10 @@ from rlm_docs.engine.records import Trajectory
 from rlm_docs.engine.trajectory import load_trajectory, redact
 from rlm_docs.errors import DatasetError
 from rlm_docs.eval.decomposition import FIELDS
-from rlm_docs.eval.rundir import EvalRunDir, check_effort
+from rlm_docs.eval.results_row import check_effort, read_row, verdict
+from rlm_docs.eval.rundir import EvalRunDir
 from rlm_docs.eval.step_limits import is_sweep, limit_dir, read_limits
+from rlm_docs.governor import axes
 from rlm_docs.jsonl import numbered_jsonl
 from rlm_docs.viewer.tree import sub_call_tree
 
@@ -65,23 +67,6 @@ def page_trajectory(traj: Trajectory) -> dict[str, Any]:
     }
 
 
-def _correctness(record: dict[str, Any]) -> tuple[bool | None, float | None]:
-    """(correct, score) from whatever the evaluator recorded; None when not scored (also a
-    prose gold no judge scored: `needs_judge`, which its ANLS* must not decide)."""
-    if record.get("stage") == "needs_judge":
-        return None, None
-    score = next(
-        (record[k] for k in ("score", "anls") if isinstance(record.get(k), int | float)), None
-    )
-    correct = record.get("correct")
-    if isinstance(correct, int | float) and not isinstance(correct, bool):
-        score = float(correct) if score is None else score
-        correct = correct >= 0.5
-    elif not isinstance(correct, bool):
-        correct = None if score is None else score >= 0.5
-    return correct, score
-
-
 def _verdict(record: dict[str, Any]) -> float | None:
     """The score eval's accuracy is the mean of (`score`: 0/1, or partial credit), if recorded."""
     value = record.get("score")
@@ -93,7 +78,8 @@ def question_entry(
 ) -> dict[str, Any]:
     """One question as the page shows it, from a results/prediction record (read at
     `where`, a file:line for error messages)."""
-    correct, score = _correctness(record)
+    row = read_row(record, where)
+    correct, score = verdict(row)
     values, explanation, caveat = stored_answer(record)
     return {
         "id": str(record.get("id") or record.get("question_id") or f"#{index + 1}"),
@@ -107,7 +93,7 @@ def question_entry(
         "verdict": _verdict(record),
         "citations": [c for c in record.get("citations") or [] if isinstance(c, dict)],
         "evidence": record.get("evidence") or [],
-        "effort": check_effort(record, where),
+        "effort": check_effort(row, where),
         "scores": {k: record[k] for k in SCORE_FIELDS if record.get(k) is not None},
         "ledger": record.get("ledger") if isinstance(record.get("ledger"), list) else None,
         "stop_reason": record.get("stop_reason"),
@@ -218,19 +204,18 @@ def run_totals(questions: list[dict[str, Any]]) -> dict[str, Any]:
     def total(field: str) -> float:
         return sum(q["effort"].get(field) or 0 for q in questions)
 
-    return {
+    out: dict[str, Any] = {
         "questions": len(questions),
         "scored": len(scored),
         "correct": sum(scored),
         "accuracy": sum(scores) / len(scores) if scores else None,
         "partial_credit": any(0 < x < 1 for x in scores),
-        "cost_usd": round(total("cost_usd"), 6),
-        "steps": total("steps"),
-        "sub_calls": total("sub_calls"),
-        "input_tokens": total("input_tokens"),
-        "output_tokens": total("output_tokens"),
-        "wall_s": round(total("wall_s"), 3),
     }
+    for a in axes.axes():  # every recorded effort axis but depth (a level, not a sum)
+        if a.recorded and a.source != "depth":
+            digits = {"usd": 6, "seconds": 3}.get(a.unit)
+            out[a.name] = total(a.name) if digits is None else round(total(a.name), digits)
+    return out
 
 
 def run_settings(run_dir: Path) -> dict[str, Any]:

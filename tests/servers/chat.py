@@ -20,6 +20,8 @@ Constructor options:
 - `prompt_tokens(messages) -> int`: server-side prompt count (default: tiktoken, 4/message + 3).
 - `cached_tokens(messages) -> int`: reported as `prompt_tokens_details.cached_tokens` (default 0;
   the Mistral flavor includes the details object only when non-zero).
+- `cache_write_tokens(messages) -> int`: prompt tokens written to the prompt cache, reported as
+  `usage.cache_creation_input_tokens` (Anthropic's field, as gateways pass it on) when non-zero.
 - `latency_s`: delay added to every request (benchmarks); `api_key`: when set, requests without
   `Authorization: Bearer <api_key>` get a 401, unless `refuse=False`: then every request is
   answered and `Request.authorized` only records whether it carried the key (where keys go).
@@ -79,6 +81,7 @@ class ChatServer:
         flavor: str = "openai",
         prompt_tokens: Callable[[list[dict]], int] | None = None,
         cached_tokens: Callable[[list[dict]], int] | None = None,
+        cache_write_tokens: Callable[[list[dict]], int] | None = None,
         latency_s: float = 0.0,
         api_key: str | None = None,
         refuse: bool = True,
@@ -89,6 +92,7 @@ class ChatServer:
         self.flavor = flavor
         self.prompt_tokens = prompt_tokens or count_message_tokens
         self.cached_tokens = cached_tokens or (lambda messages: 0)
+        self.cache_write_tokens = cache_write_tokens or (lambda messages: 0)
         self.latency_s = latency_s
         self.api_key = api_key
         self.refuse = refuse
@@ -223,6 +227,7 @@ class ChatServer:
             "prompt_tokens": sum(r["prompt_tokens"] for r in rows),
             "completion_tokens": sum(r["completion_tokens"] for r in rows),
             "cached_tokens": sum(r["cached_tokens"] for r in rows),
+            "cache_write_tokens": sum(r["cache_write_tokens"] for r in rows),
             "responses": len(rows),
         }
 
@@ -263,6 +268,7 @@ class ChatServer:
             "prompt_tokens": self.prompt_tokens(messages),
             "completion_tokens": len(tokens),
             "cached_tokens": self.cached_tokens(messages),
+            "cache_write_tokens": self.cache_write_tokens(messages),
         }
         out: dict[str, Any] = {
             "id": f"chatcmpl-{time.monotonic_ns()}",
@@ -285,6 +291,8 @@ class ChatServer:
             }
             if usage["cached_tokens"] or self.flavor == "openai":
                 out["usage"]["prompt_tokens_details"] = {"cached_tokens": usage["cached_tokens"]}
+            if usage["cache_write_tokens"]:
+                out["usage"]["cache_creation_input_tokens"] = usage["cache_write_tokens"]
             with self._lock:
                 self.served.append(usage)
         return out
