@@ -119,7 +119,7 @@ def test_stored_index_matches_in_memory(corpus: Corpus, tmp_path: Path) -> None:
 
 
 def test_query_text_expands_fiscal_years_and_drops_instructions() -> None:
-    from rlm_docs.corpus.search import query_text
+    from rlm_docs.corpus.sec_ranker import query_text
 
     text = query_text(
         "Assume you are an analyst. What is 3M's FY18 capex? Round to one decimal. FY 2019"

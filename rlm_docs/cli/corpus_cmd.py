@@ -34,6 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(`2022`), as the sandbox helpers' `doc` accepts",
     )
     search.add_argument("--no-boost", action="store_true", help="plain BM25, no name boost")
+    search.add_argument(
+        "--ranker",
+        metavar="NAME",
+        help="generic or sec (default: the store's, see `rlm-docs ingest --ranker`)",
+    )
     search.add_argument("--json", action="store_true", help="print JSON lines")
     search.set_defaults(func=run_search)
 
@@ -97,7 +102,11 @@ def run_search(args: argparse.Namespace) -> int:
 
     corpus = Corpus.load(resolve_store(args.corpus))
     hits = corpus.search(
-        args.query, k=args.k, document=select(corpus, args.doc), boost_names=not args.no_boost
+        args.query,
+        k=args.k,
+        document=select(corpus, args.doc),
+        boost_names=not args.no_boost,
+        ranker=args.ranker,
     )
     if args.json:
         for h in hits:

@@ -53,6 +53,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "doc_type and period also help search find the right filing)",
     )
     p.add_argument(
+        "--ranker",
+        metavar="NAME",
+        help="page-search ranker recorded in the store: generic or sec (default: sec when most "
+        "documents are SEC filings by their metadata doc_type or name, else generic)",
+    )
+    p.add_argument(
         "--append",
         action="store_true",
         help="keep the documents already in CORPUS, adding the new ones (a document of the same "
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             on_progress=on_progress,
             follow_symlinks=args.follow_symlinks,
             encoding=args.encoding,
+            ranker=args.ranker,
         )
     if args.json:
         print(json_text(report.to_dict(), indent=1))

@@ -250,10 +250,13 @@ class Corpus:
         document: str | Sequence[str] | None = None,
         boost_names: bool = True,
         ranking: "Ranking | None" = None,
+        ranker: str | None = None,
     ) -> list[Hit]:
-        """Top-`k` pages for `query` by BM25 plus boosts for the filing and the statement the
-        query names (see `rlm_docs.corpus.search`; `boost_names=False` drops the filing boost,
-        `ranking` overrides the weights), optionally restricted to one `document` or a list of them."""
+        """Top-`k` pages for `query` by BM25 plus what the corpus's ranker adds (see
+        `rlm_docs.corpus.search`; for SEC filings, boosts for the filing and the statement the
+        query names; `boost_names=False` drops the filing boost, `ranking` overrides the
+        weights, `ranker` names the ranker, `generic` or `sec`, instead of `self.ranker`),
+        optionally restricted to one `document` or a list of them."""
         from rlm_docs.corpus.search import Searcher
 
         only: int | list[int] | None = None
@@ -266,8 +269,17 @@ class Corpus:
         if self._searcher is None:
             self._searcher = Searcher.open(self)
         return self._searcher.search(
-            query, k=k, document=only, boost_names=boost_names, ranking=ranking
+            query, k=k, document=only, boost_names=boost_names, ranking=ranking, ranker=ranker
         )
+
+    @property
+    def ranker(self) -> str:
+        """The ranker `search` uses by default: the one the store's manifest names, else `sec`
+        when most documents are SEC filings (by metadata `doc_type`, else by name), else
+        `generic` (`rlm_docs.corpus.search.ranker_name`)."""
+        from rlm_docs.corpus.search import ranker_name
+
+        return ranker_name(self)
 
 
 def _parse_meta(text: str | None) -> dict[str, object]:

@@ -9,40 +9,25 @@ the store's `bm25/` directory (the heading index in `bm25/head/`, each page's st
 A page's score, for pages holding at least one query term (`Ranking` holds the weights):
 
     text(page)  = (bm25_body + head * bm25_head) / max over pages      in [0, 1]
-    score(page) = text(page) + filing * fit(document) + named * [page is a statement the
-                  question names] + implied * [page is a statement its line items live in]
-                  (+ doc * the document's share of the text score, when no filing fits)
-                  - form * [page is SEC form boilerplate: cover, signatures, certifications]
+    score(page) = text(page) (+ doc * the document's share of the text score, when the ranker
+                  found no document the question names) + the ranker's evidence
 
 - Heading field: the page's first HEAD_CHARS characters; a statement title sits there, so a
   question about the balance sheet finds the statement rather than prose mentioning it.
-- Filing fit (`boost_names=True`): collections of filings hold many near-identical documents
-  of one company; `rlm_docs.corpus.filings` scores in [0, 1] how well a document's company,
-  period and kind (from its name and the metadata given at ingest) fit the query. Once that
-  has picked the document, the words that named it (company words, "FY2018", "10-K") are left
-  out of the page query, since they pull in exhibits and signature pages that repeat the
-  company name; bare years stay (a statement carries its year in its column heads).
-- Document evidence (only when no filing fits, e.g. reports and papers without company
+- Document evidence (only when no document fits, e.g. reports and papers without company
   names): questions are about one document, so each page gains `doc` times its document's
   summed text score over the square root of its page count (scaled to 1 for the best
   document): a page of a document that matches the question throughout beats a stray page
   elsewhere.
-- Form boilerplate: an SEC form's cover, signature, exhibit-index and certification pages
-  repeat the company name and dates a question gives and never answer it: -`form`.
-- Statement kinds (`rlm_docs.corpus.headings`): pages that are a balance sheet, income, cash
-  flow or equity statement; questions name them ("based on the cash flow statement", "P&L") or
-  imply them by line item ("inventories", "capex").
+- The ranker (`rlm_docs.corpus.rankers`) turns the question into search text and adds what a
+  kind of collection knows: the generic one drops instruction words only; the SEC one
+  (`rlm_docs.corpus.sec_ranker`) adds filing fit, statement kinds and form penalties.
+  `ranker_name` picks it: the one the store's manifest names (`ingest --ranker`), else `sec`
+  for a collection of SEC filings (`sec_collection`), else `generic`.
 
 When all top `k` pages come from one document, the `k`-th place goes to the best page of
 another document (`diverse`): a hedge against having picked the wrong filing (FinanceBench
 dev: document recall@5 0.940 → 0.955 at equal page recall; no change on the other sets).
-
-Queries are questions, so before tokenizing: fiscal-year tokens gain the bare year
-("FY2018"/"FY18" also search "2018"), finance abbreviations are spelled out ("capex" also
-searches "capital expenditures"), and words that only instruct the answerer ("assume",
-"round", "explain", ...) are dropped (`QUERY_STOPWORDS`). Weights were chosen on FinanceBench
-dev and checked on both halves of it and on MMLongBench-Doc and KG-RAG (benchmarks/
-bench_retrieval.py prints the ablation).
 """
 
 import json
@@ -59,58 +44,20 @@ from bm25s.stopwords import STOPWORDS_EN
 from bm25s.tokenization import Tokenized
 
 from rlm_docs.corpus.document import Hit
-from rlm_docs.corpus.filings import (
-    Filing,
-    QueryFacts,
-    company_match,
-    describe,
-    kind_match,
-    naming_words,
-    parse_query,
-    period_match,
-)
-from rlm_docs.corpus.headings import KINDS, asked_kinds, page_kind, page_title
+from rlm_docs.corpus.headings import KINDS, page_kind, page_title
+from rlm_docs.corpus.rankers import Ranker, Ranking
+from rlm_docs.corpus.sec_ranker import SecRanker, sec_collection
 from rlm_docs.errors import CorpusError
 
 if TYPE_CHECKING:
     from rlm_docs.corpus.corpus import Corpus
 
-HEAD_WEIGHT = 0.5
-FILING_WEIGHT = 2.0
-NAMED_WEIGHT = 0.5
-IMPLIED_WEIGHT = 0.4
-DOC_WEIGHT = 0.3
-FORM_PENALTY = 0.3
+__all__ = ["RANKERS", "Ranking", "Searcher", "build_index", "load_index", "snippet"]
+
 DIVERSE_DEPTH = 4  # pages per hit searched for another document's best page
 KINDS_FILE = "kinds.npy"
 HEAD_CHARS = 300
-_INSTRUCTION_WORDS = (
-    "answer answers answering question questions following assume analyst analysts please "
-    "provide response respond round rounded decimal places calculate compute using based "
-    "primarily information shown stated outlined plainly judgment judgments abilities best "
-    "help us we you your units explain state useful metric relevant meaningful like "
-    "approximation reasonable exact possible"
-)
-QUERY_STOPWORDS = frozenset(_INSTRUCTION_WORDS.split()) | {"s", "t"}
-_ABBREVIATIONS = {
-    "capex": "capital expenditures",
-    "opex": "operating expenses",
-    "cogs": "cost of goods sold",
-    "ppe": "property plant equipment",
-    "ppne": "property plant equipment",
-    "sga": "selling general administrative",
-    "rd": "research development",
-    "da": "depreciation amortization",
-    "fcf": "free cash flow",
-    "eps": "earnings per share",
-    "roa": "return on assets",
-    "roe": "return on equity",
-}
-_ABBR = re.compile(
-    r"\b(?:capex|opex|cogs|pp&e|ppe|ppne|sg&a|r&d|d&a|fcf|eps|roa|roe)\b", re.IGNORECASE
-)
-_ABBR_KEY = re.compile(r"[^a-z]")
-_FISCAL = re.compile(r"\bfy\s*'?(\d{4}|\d{2})\b", re.IGNORECASE)
+RANKERS: dict[str, type[Ranker]] = {"generic": Ranker, "sec": SecRanker}
 SNIPPET_CHARS = 200
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(STOPWORDS_EN)
@@ -271,39 +218,6 @@ def snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
 
 
-def _with_year(m: re.Match) -> str:
-    year = m.group(1)
-    return f"{m.group(0)} {year if len(year) == 4 else '20' + year}"
-
-
-def _spell_out(m: re.Match) -> str:
-    return f"{m.group(0)} {_ABBREVIATIONS[_ABBR_KEY.sub('', m.group(0).lower())]}"
-
-
-def query_text(query: str, drop: frozenset[str] | set[str] = frozenset()) -> str:
-    """The question as search text: fiscal years and finance abbreviations expanded (pages
-    write "capital expenditures", questions "capex"), instruction words and `drop` (the
-    words that named the filing) removed."""
-    text = _ABBR.sub(_spell_out, _FISCAL.sub(_with_year, query))
-    skip = QUERY_STOPWORDS | drop
-    return " ".join(w for w in _WORD.findall(text.lower()) if w not in skip)
-
-
-@dataclass(frozen=True, slots=True)
-class Ranking:
-    """Weights of the score parts (see the module docstring); `Corpus.search(ranking=...)`
-    takes another one for ablations."""
-
-    head: float = HEAD_WEIGHT
-    filing: float = FILING_WEIGHT
-    strip: bool = True  # keep the words that named the filing out of page ranking
-    doc: float = DOC_WEIGHT
-    form: float = FORM_PENALTY
-    diverse: bool = True
-    named: float = NAMED_WEIGHT
-    implied: float = IMPLIED_WEIGHT
-
-
 class Searcher:
     """Scores every page of one corpus for a query (exact top-k, no approximation)."""
 
@@ -315,9 +229,8 @@ class Searcher:
         self.doc_of_page = np.repeat(np.arange(len(counts)), counts)
         self.first = corpus._first
         self.counts = counts
-        self.use_filings(
-            [describe(n, m) for n, m in zip(corpus._names, corpus.metadata, strict=True)]
-        )
+        self._rankers: dict[str, Ranker] = {}
+        self.default_ranker = ranker_name(corpus)
         self._inverse_vocab: dict[int, str] | None = None
 
     @classmethod
@@ -337,43 +250,15 @@ class Searcher:
                 raise CorpusError(f"{path}: {what} has {size} pages, corpus {n}")
         return cls(corpus, index)
 
-    def filing_scores(self, query: str) -> np.ndarray:
-        """Each document's fit to the company, period and kind the query names, in [0, 1]."""
-        q = parse_query(query)
-        company = np.zeros(len(self.filings))
-        for i in self._candidates(q):
-            company[i] = company_match(self.filings[i], q)
-        if not company.any():
-            return company
-        newest: dict[str | None, tuple[tuple[int, int], int]] = {}
-        for i in np.flatnonzero(company).tolist():
-            f = self.filings[i]
-            key = ((f.year or 0), (f.quarter or 5))
-            if f.kind not in newest or key > newest[f.kind][0]:
-                newest[f.kind] = (key, i)
-        latest = {i for _, i in newest.values()}
-        fit = [
-            c and 0.6 + 0.3 * period_match(f, q, i in latest) + 0.1 * kind_match(f, q)
-            for i, (c, f) in enumerate(zip(company.tolist(), self.filings, strict=True))
-        ]
-        return company * np.array(fit)
-
-    def use_filings(self, filings: list[Filing]) -> None:
-        """Describe the documents by `filings` (one per document; benchmarks swap in filings
-        read from names only to measure what the metadata adds)."""
-        self.filings = filings
-        self._companies: dict[frozenset[str], list[int]] = {}
-        for i, f in enumerate(filings):
-            self._companies.setdefault(f.companies | f.short, []).append(i)
-
-    def _candidates(self, q: QueryFacts) -> list[int]:
-        """Documents whose company the query may name: one `company_match` per distinct set
-        of company keys, not per document (filings of one company share their keys)."""
-        out: list[int] = []
-        for docs in self._companies.values():
-            if company_match(self.filings[docs[0]], q):
-                out.extend(docs)
-        return out
+    def ranker(self, name: str) -> Ranker:
+        """The ranker called `name` for this corpus, built once (CorpusError for an unknown
+        name)."""
+        ranker = self._rankers.get(name)
+        if ranker is None:
+            if name not in RANKERS:
+                raise CorpusError(f"unknown ranker {name!r} (choose from {', '.join(RANKERS)})")
+            ranker = self._rankers[name] = RANKERS[name](self.corpus)
+        return ranker
 
     def search(
         self,
@@ -382,17 +267,17 @@ class Searcher:
         document: int | list[int] | None,
         boost_names: bool,
         ranking: Ranking | None = None,
+        ranker: str | None = None,
     ) -> list[Hit]:
         w = ranking or Ranking()
         if k <= 0:
             return []
-        fit = self.filing_scores(query) if boost_names and w.filing else None
-        drop: set[str] = set()
-        if fit is not None and fit.any() and w.strip:
-            drop = naming_words(query, [self.filings[i] for i in np.flatnonzero(fit)])
-        qids = sorted(set(self.tokenizer.ids(query_text(query, drop), grow=False)))
-        if not qids and drop:
-            qids = sorted(set(self.tokenizer.ids(query_text(query), grow=False)))
+        rank = self.ranker(ranker or self.default_ranker)
+        plan = rank.plan(query, w, boost_names)
+        fit = plan.fit
+        qids = sorted(set(self.tokenizer.ids(plan.text, grow=False)))
+        if not qids and plan.fallback is not None:
+            qids = sorted(set(self.tokenizer.ids(plan.fallback, grow=False)))
         if not qids:
             return []
         body = self.index.body.get_scores(qids)
@@ -425,17 +310,7 @@ class Searcher:
             per_doc = np.add.reduceat(every, self.first) / np.sqrt(self.counts)
             per_doc /= per_doc.max() or 1.0
             scores += w.doc * per_doc[self.doc_of_page[rows]]
-        kind = self.index.kinds[rows]
-        if w.form:
-            scores[kind == KINDS.index("form")] -= w.form
-        named, implied = asked_kinds(query)
-        for kinds, weight in ((named, w.named), (implied - named, w.implied)):
-            for name in kinds if weight else ():
-                scores[kind == KINDS.index(name)] += weight
-        if fit is not None:  # `rows` ascend, so each fitting document's pages are one slice
-            for d in np.flatnonzero(fit).tolist():
-                a, b = np.searchsorted(rows, (self.first[d], self.first[d] + self.counts[d]))
-                scores[a:b] += w.filing * fit[d]
+        rank.adjust(query, rows, scores, self.index.kinds[rows], plan, w)
         depth = min(len(rows), DIVERSE_DEPTH * k) if w.diverse else k
         if len(rows) > depth:  # keep every page tied with the cut-off, then order by (score, row)
             keep = scores >= np.partition(scores, -depth)[-depth]
@@ -468,3 +343,13 @@ class Searcher:
         if self._inverse_vocab is None:
             self._inverse_vocab = {i: s for s, i in self.tokenizer.vocab.items()}
         return {self._inverse_vocab[i] for i in qids}
+
+
+def ranker_name(corpus: "Corpus") -> str:
+    """The ranker a corpus searches with unless told otherwise: the one its store's manifest
+    names (`rlm-docs ingest --ranker`), else `sec` for a collection of SEC filings, else
+    `generic`."""
+    named = corpus.manifest.get("ranker")
+    if isinstance(named, str) and named in RANKERS:
+        return named
+    return "sec" if sec_collection(corpus._names, corpus.metadata) else "generic"

@@ -10,7 +10,10 @@ input never leaves a half-written or damaged store behind.
 
 `metadata=FILE` (JSONL, see `rlm_docs.corpus.metadata`) attaches a row to every document it
 names; the file's hash is recorded in the manifest, so a changed file rewrites the store.
-Without it, documents copied from the old store keep the metadata they had.
+Without it, documents copied from the old store keep the metadata they had. `ranker=NAME`
+records the page-search ranker the store is searched with (`rlm_docs.corpus.rankers`) in the
+manifest, for collections the automatic choice gets wrong; without it the old store's choice
+is kept.
 """
 
 import hashlib
@@ -22,6 +25,7 @@ from pathlib import Path
 from rlm_docs.corpus import Corpus, store
 from rlm_docs.corpus.document import Document
 from rlm_docs.corpus.metadata import match_rows, read_metadata
+from rlm_docs.corpus.rankers import RANKER_NAMES
 from rlm_docs.errors import CorpusError, IngestError
 from rlm_docs.ingest.detect import read_source, supported
 from rlm_docs.ingest.duplicates import duplicate_warnings
@@ -154,6 +158,7 @@ def ingest(
     on_progress: Callable[[int, int, int], None] | None = None,
     follow_symlinks: bool = False,
     encoding: str | None = None,
+    ranker: str | None = None,
 ) -> IngestReport:
     """Read `sources` (files or directories) and write the corpus store `out`, attaching the
     rows of the JSONL file `metadata` to the documents they name.
@@ -162,11 +167,14 @@ def ingest(
     (a document with the same name is replaced). `on_progress(files_done, files_total,
     pages_read)` is called after each source file. Symlinks that leave the source roots are
     refused unless `follow_symlinks` (see `discover`). Text sources are read in `encoding`
-    when given, else as UTF-8 or the encoding detected (recorded per source in the manifest)."""
+    when given, else as UTF-8 or the encoding detected (recorded per source in the manifest).
+    `ranker` names the page-search ranker recorded in the manifest (see the module docstring)."""
     if format is not None and format not in FORMATS:
         raise IngestError(f"unknown --format {format!r} (choose from {', '.join(FORMATS)})")
     if ocr not in OCR_MODES:
         raise IngestError(f"unknown --ocr {ocr!r} (choose from {', '.join(OCR_MODES)})")
+    if ranker is not None and ranker not in RANKER_NAMES:
+        raise IngestError(f"unknown --ranker {ranker!r} (choose from {', '.join(RANKER_NAMES)})")
     options = Options(format, separator, ocr, checked(encoding) if encoding else None)
     option_key = json.dumps(options.key(), sort_keys=True)
     out = Path(out)
@@ -218,16 +226,21 @@ def ingest(
     if metadata is not None and rows is not None:
         meta_entry = {"path": str(metadata), "sha256": _sha256(Path(metadata))}
         warnings.extend(_attach(docs, rows, Path(metadata)))
+    old_ranker = old.manifest.get("ranker") if old is not None else None
+    ranker = ranker or old_ranker
     unchanged = (
         old is not None
         and skipped == len(files)
         and _same_sources(old, entries)
         and meta_entry == old.manifest.get("metadata")
+        and ranker == old_ranker
     )
     if not unchanged:
         manifest = {"sources": entries, "warnings": warnings}
         if meta_entry is not None:
             manifest["metadata"] = meta_entry
+        if ranker is not None:
+            manifest["ranker"] = ranker
         store.write_store(out, docs, manifest)
     names = {d.name for d in docs}
     return IngestReport(
