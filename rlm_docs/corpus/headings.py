@@ -101,7 +101,10 @@ def _heading_like(line: str) -> bool:
 
 def page_title(text: str) -> str:
     """The page's heading or statement title ('' when its top shows none)."""
-    lines = _head_lines(text)
+    return _title(_head_lines(text))
+
+
+def _title(lines: list[str]) -> str:
     for line in lines:
         m = _MD_HEADING.match(line)
         if m:
@@ -134,7 +137,17 @@ def page_kind(text: str) -> str | None:
     """What the page is: a financial statement ('balance', 'income', 'cashflow', 'equity'),
     i.e. a statement heading among the top lines of a page that is mostly figures; 'form' for
     an SEC form's boilerplate page; else None."""
+    return _kind(_head_lines(text), text)
+
+
+def title_and_kind(text: str) -> tuple[str, str | None]:
+    """`(page_title(text), page_kind(text))`, reading the page's top lines once (ingest
+    stores both for every page)."""
     lines = _head_lines(text)
+    return _title(lines), _kind(lines, text)
+
+
+def _kind(lines: list[str], text: str) -> str | None:
     if _form_page(lines):
         return "form"
     cells = [cell for cell in _cells(lines) if _heading_like(cell)]

@@ -1,10 +1,11 @@
-"""Page search: BM25 over page text and page heading, plus what a question says about the
-filing and the statement it wants.
+"""Page search: BM25 over page text and page heading, plus what the corpus's ranker knows of
+the document and the page a question wants.
 
 Tokens are lowercase runs of letters/digits, minus English stopwords, Snowball-stemmed
 (PyStemmer). Two indexes (bm25s, Lucene BM25, k1=1.5, b=0.75) are built at ingest and saved in
 the store's `bm25/` directory (the heading index in `bm25/head/`, each page's statement kind in
-`bm25/kinds.npy`), loaded memory-mapped; older stores get the missing parts built on load.
+`bm25/kinds.npy`, its title in `bm25/titles.npy`, `rlm_docs.corpus.titles`), loaded
+memory-mapped; older stores get the missing parts built on load (titles: per hit).
 
 A page's score, for pages holding at least one query term (`Ranking` holds the weights):
 
@@ -32,7 +33,7 @@ dev: document recall@5 0.940 → 0.955 at equal page recall; no change on the ot
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,9 +45,10 @@ from bm25s.stopwords import STOPWORDS_EN
 from bm25s.tokenization import Tokenized
 
 from rlm_docs.corpus.document import Hit
-from rlm_docs.corpus.headings import KINDS, page_kind, page_title
+from rlm_docs.corpus.headings import KINDS, page_kind, page_title, title_and_kind
 from rlm_docs.corpus.rankers import Ranker, Ranking
 from rlm_docs.corpus.sec_ranker import SecRanker, sec_collection
+from rlm_docs.corpus.titles import PageTitles
 from rlm_docs.errors import CorpusError
 
 if TYPE_CHECKING:
@@ -104,12 +106,13 @@ class Tokenizer:
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    """The body and heading indexes of one corpus (same vocabulary, one entry per page) and
-    each page's statement kind (index into `KINDS`, -1 for none)."""
+    """The body and heading indexes of one corpus (same vocabulary, one entry per page),
+    each page's statement kind (index into `KINDS`, -1 for none) and title."""
 
     body: bm25s.BM25
     head: bm25s.BM25
     kinds: np.ndarray
+    titles: PageTitles | None = None  # None: a store written before titles were stored
 
 
 def page_head(text: str) -> str:
@@ -130,8 +133,12 @@ def _head_index(texts: Sequence[str], tok: "Tokenizer") -> bm25s.BM25:
 
 def page_kinds(texts: Sequence[str]) -> np.ndarray:
     """Each page's statement kind as an index into `KINDS` (-1: not a statement)."""
+    return _kinds(page_kind(t) for t in texts)
+
+
+def _kinds(kinds: Iterable[str | None]) -> np.ndarray:
     code = {k: i for i, k in enumerate(KINDS)}
-    return np.array([code.get(page_kind(t) or "", -1) for t in texts], dtype=np.int8)
+    return np.array([code.get(k or "", -1) for k in kinds], dtype=np.int8)
 
 
 def build_index(texts: Sequence[str], out: Path | None = None) -> Index:
@@ -139,19 +146,22 @@ def build_index(texts: Sequence[str], out: Path | None = None) -> Index:
     tok = Tokenizer()
     body = _bm25([tok.ids(t) for t in texts], tok.vocab)
     head = _head_index(texts, tok)
-    kinds = page_kinds(texts)
+    heads = [title_and_kind(t) for t in texts]
+    titles = PageTitles.of([title for title, _ in heads])
+    index = Index(body, head, _kinds(kind for _, kind in heads), titles)
     if out is not None:
         body.save(out, show_progress=False)
         head.save(out / "head", show_progress=False)
-        np.save(out / KINDS_FILE, kinds)
+        np.save(out / KINDS_FILE, index.kinds)
+        titles.save(out)
         (out / "tokenizer.json").write_text(json.dumps(_TOKENIZER) + "\n")
-    return Index(body, head, kinds)
+    return index
 
 
 def load_index(path: Path, texts: Callable[[], Sequence[str]]) -> Index:
     """The memory-mapped indexes saved by `build_index` (CorpusError naming the directory).
     Stores written before the heading field or the page kinds existed get them built in memory
-    from `texts()`."""
+    from `texts()`; without stored titles, each hit's title is found when it is returned."""
     try:
         body = bm25s.BM25.load(path, mmap=True, show_progress=False, verbosity=0)
         if (path / "head").is_dir():
@@ -160,9 +170,10 @@ def load_index(path: Path, texts: Callable[[], Sequence[str]]) -> Index:
             head = _head_index(texts(), Tokenizer(body.vocab_dict))
         stored = (path / KINDS_FILE).is_file()
         kinds = np.load(path / KINDS_FILE) if stored else page_kinds(texts())
+        titles = PageTitles.load(path)
     except (OSError, ValueError) as exc:
         raise CorpusError(f"{path}: cannot load the BM25 index ({exc})") from None
-    return Index(_plain(body), _plain(head), kinds)
+    return Index(_plain(body), _plain(head), kinds, titles)
 
 
 def _plain(retriever: bm25s.BM25) -> bm25s.BM25:
@@ -257,6 +268,7 @@ class Searcher:
             (index.body.scores["num_docs"], "BM25 index"),
             (index.head.scores["num_docs"], "BM25 heading index"),
             (len(index.kinds), "page kinds"),
+            (n if index.titles is None else len(index.titles), "page titles"),
         ):
             if size != n:
                 raise CorpusError(f"{path}: {what} has {size} pages, corpus {n}")
@@ -340,13 +352,14 @@ class Searcher:
         for r, score in zip(rows[:k].tolist(), scores[:k].tolist(), strict=True):
             d = int(self.doc_of_page[r])
             text = self.corpus._text[r].as_py()
+            title = page_title(text) if self.index.titles is None else self.index.titles[r]
             hits.append(
                 Hit(
                     self.corpus._names[d],
                     r - int(self.first[d]) + 1,
                     round(score, 4),
                     snippet(text, terms),
-                    page_title(text),
+                    title,
                 )
             )
         return hits
