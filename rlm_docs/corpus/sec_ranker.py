@@ -29,6 +29,7 @@ checked on both halves of it and on KG-RAG (benchmarks/bench_retrieval.py prints
 forms by their metadata `doc_type`, or by their name where the metadata gives none.
 """
 
+import bisect
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -120,17 +121,31 @@ class SecRanker(Ranker):
         """Describe the documents by `filings` (one per document; benchmarks swap in filings
         read from names only to measure what the metadata adds)."""
         self.filings = filings
-        self._companies: dict[frozenset[str], list[int]] = {}
+        self._strong: dict[str, list[int]] = {}
+        self._short: dict[str, list[int]] = {}
         for i, f in enumerate(filings):
-            self._companies.setdefault(f.companies | f.short, []).append(i)
+            for key in f.companies:
+                self._strong.setdefault(key, []).append(i)
+            for key in f.short:
+                self._short.setdefault(key, []).append(i)
+        self._keys = sorted(self._strong)
 
-    def _candidates(self, q: QueryFacts) -> list[int]:
-        """Documents whose company the query may name: one `company_match` per distinct set
-        of company keys, not per document (filings of one company share their keys)."""
-        out: list[int] = []
-        for docs in self._companies.values():
-            if company_match(self.filings[docs[0]], q):
-                out.extend(docs)
+    def _candidates(self, q: QueryFacts) -> set[int]:
+        """The documents `company_match` scores above 0, looked up by key instead of asking
+        every document: a query n-gram equal to a company key, a capitalised word equal to a
+        first-word key, or a capitalised word of 3+ letters that begins a company key (found by
+        bisecting the sorted keys)."""
+        out: set[int] = set()
+        for key in q.grams & self._strong.keys():
+            out.update(self._strong[key])
+        for key in q.capitals & self._short.keys():
+            out.update(self._short[key])
+        for word in q.capitals:
+            if len(word) >= 3:
+                i = bisect.bisect_left(self._keys, word)
+                while i < len(self._keys) and self._keys[i].startswith(word):
+                    out.update(self._strong[self._keys[i]])
+                    i += 1
         return out
 
     def filing_scores(self, query: str) -> np.ndarray:
