@@ -320,17 +320,19 @@ class Searcher:
             rows = span[found[span]]
         if not len(rows):
             return []
-        # Only `rows` (pages with a query term) can be returned, so every stage is computed on
-        # them alone, from per-page and per-document features.
-        scores = body[rows].astype(np.float64)
+        # Only `rows` (pages with a query term) can be returned, so the ranking stages are
+        # computed on them alone, from per-page and per-document features. The text score is
+        # summed over every page (0 off `rows`) and gathered once: the document's share needs
+        # every page's, and one gather costs less than three on four fifths of the pages.
+        text = body.astype(np.float64)
         if head is not None:
-            scores += w.head * head[rows].astype(np.float64)
+            text += w.head * head.astype(np.float64)
+        scores = text[rows]
         top = scores.max()
         scores /= top
         if w.doc and document is None and (fit is None or not fit.any()):
-            # The document's share needs every page's text score (zero off `rows`).
-            every = np.zeros(len(body))
-            every[rows] = scores
+            every = text  # `rows` are every page with a query term here
+            every /= top
             per_doc = np.add.reduceat(every, self.first) / np.sqrt(self.counts)
             per_doc /= per_doc.max() or 1.0
             scores += w.doc * per_doc[self.doc_of_page[rows]]

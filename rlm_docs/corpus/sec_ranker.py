@@ -163,11 +163,11 @@ class SecRanker(Ranker):
             if f.kind not in newest or key > newest[f.kind][0]:
                 newest[f.kind] = (key, i)
         latest = {i for _, i in newest.values()}
-        fit = [
-            c and 0.6 + 0.3 * period_match(f, q, i in latest) + 0.1 * kind_match(f, q)
-            for i, (c, f) in enumerate(zip(company.tolist(), self.filings, strict=True))
-        ]
-        return company * np.array(fit)
+        fit = np.zeros(len(self.filings))
+        for i in np.flatnonzero(company).tolist():  # the documents the query names, only
+            f = self.filings[i]
+            fit[i] = 0.6 + 0.3 * period_match(f, q, i in latest) + 0.1 * kind_match(f, q)
+        return company * fit
 
     def plan(self, query: str, w: Ranking, boost_names: bool) -> Plan:
         fit = self.filing_scores(query) if boost_names and w.filing else None
