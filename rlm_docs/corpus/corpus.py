@@ -42,7 +42,7 @@ class Corpus:
         self._docs = documents
         self._pages = pages
         self._names: list[str] = documents.column("name").to_pylist()
-        self._counts = np.asarray(documents.column("num_pages"), dtype=np.int64)
+        self._counts = int64s(documents.column("num_pages"))
         self._first = np.concatenate([[0], np.cumsum(self._counts)[:-1]]).astype(np.int64)
         self._index = {n: i for i, n in enumerate(self._names)}
         self._lower: dict[str, str] = {}
@@ -206,7 +206,7 @@ class Corpus:
 
     def _layout(self) -> np.ndarray:
         if self._starts is None:
-            chars = np.asarray(self._pages.column("chars"), dtype=np.int64)
+            chars = int64s(self._pages.column("chars"))
             self._starts, self._length = _render.page_starts(self._names, self._counts, chars)
         return self._starts
 
@@ -289,3 +289,20 @@ def _parse_meta(text: str | None) -> dict[str, object]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def int64s(column: pa.ChunkedArray) -> np.ndarray:
+    """An integer column as int64, read from its Arrow buffers. pyarrow's own conversions to
+    numpy import pandas on first use (about a quarter of a second, in every fork server and
+    CLI command that loads a store) to check for pandas types; a column with nulls (not one a
+    store written here holds) still goes through them."""
+    if column.null_count or not pa.types.is_integer(column.type):
+        return np.asarray(column, dtype=np.int64)
+    dtype = np.dtype(str(column.type))  # "int32" names the same type in both
+    parts = [
+        np.frombuffer(
+            chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
+        )
+        for chunk in column.chunks
+    ]
+    return np.concatenate(parts or [np.zeros(0, dtype)]).astype(np.int64)
