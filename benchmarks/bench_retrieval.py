@@ -154,6 +154,7 @@ def _with_metadata(ds: DataSet) -> None:
 def _sec_ranker(ds: DataSet) -> SecRanker:
     """The store's SEC ranker (benchmark-only access to the searcher)."""
     ds.store.search("x")
+    assert ds.store._searcher is not None
     ranker = ds.store._searcher.ranker("sec")
     assert isinstance(ranker, SecRanker)
     return ranker

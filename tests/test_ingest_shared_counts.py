@@ -48,6 +48,7 @@ def test_a_peer_killed_holding_the_lock_does_not_hang_the_count(monkeypatch) -> 
     child = mp.get_context("fork").Process(target=hold, daemon=True)
     child.start()
     assert held.wait(30)
+    assert child.pid is not None
     os.kill(child.pid, signal.SIGKILL)
     shared.count(front=True, peer_alive=child.is_alive)
     assert list(shared.counts) == [count_tokens(t) for t in TEXTS]
