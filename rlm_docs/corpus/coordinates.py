@@ -8,8 +8,8 @@ paragraph under a subsection belongs to the subsection). Section ids are `toc`'s
 or `p1`... for a document without headings, one pseudo-section per page); text before a
 document's first heading is section `s0`. Paragraphs are numbered from 0 within their section.
 
-Retrieval ranks paragraphs, not pages: BM25 (the page index's tokenizer and query cleaning,
-`rlm_docs.corpus.search`) over every paragraph of the documents given, with the hit's score;
+Retrieval ranks paragraphs, not pages: BM25 (the page index's tokenizer, `rlm_docs.corpus.search`,
+and the SEC ranker's query cleaning, `rlm_docs.corpus.sec_ranker.query_text`) over every paragraph of the documents given, with the hit's score;
 a hit can be widened by a scanning window that never leaves its section (`window`), and a
 section is read by a half-open paragraph range (`read`). `full_text` finds the paragraphs
 holding given words or phrases (full-text search, every hit counted). Outlines are cached per
@@ -26,7 +26,8 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
-from rlm_docs.corpus.search import Tokenizer, query_text
+from rlm_docs.corpus.search import Tokenizer
+from rlm_docs.corpus.sec_ranker import query_text
 from rlm_docs.corpus.sections import Heading, find_headings, outline, paragraphs
 from rlm_docs.errors import CorpusError
 from rlm_docs.tokens import count_tokens
