@@ -62,7 +62,9 @@ def test_citing_an_unread_page_is_allowed_but_flagged(store):
         ],
     )
     flagged = calls[1][-1]["content"]
-    assert "cited without reading it with page/pages/lines/read_section: acme_2020_10k p.2" in flagged
+    assert (
+        "cited without reading it with page/pages/lines/read_section: acme_2020_10k p.2" in flagged
+    )
     assert "cited without reading" not in calls[2][-1]["content"]
 
 
