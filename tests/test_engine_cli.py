@@ -92,6 +92,7 @@ def test_ask_timeout_flag_sets_the_http_timeout_and_rejects_nonsense(
 ):
     import os
 
+    from rlm_docs.models.factory import client_settings, set_default_timeout
     from tests.servers.chat import ChatServer
 
     monkeypatch.delenv("RLM_DOCS_TIMEOUT", raising=False)
@@ -106,8 +107,11 @@ def test_ask_timeout_flag_sets_the_http_timeout_and_rejects_nonsense(
         model = ["--model", f"openai:m@{srv.base_url}"]
         try:
             assert main([*args, *model, "--timeout", "0.4", "--max-steps", "1"]) == 0
+            # held as data for the clients (and sent to Ray workers), not written to os.environ
+            assert "RLM_DOCS_TIMEOUT" not in os.environ
+            assert client_settings()["RLM_DOCS_TIMEOUT"] == "0.4"
         finally:
-            os.environ.pop("RLM_DOCS_TIMEOUT", None)
+            set_default_timeout(None)
         # the delayed first request timed out at 0.4 s and was retried (so the server saw 2)
         assert len(srv.requests) >= 2
     capsys.readouterr()

@@ -7,7 +7,6 @@ type, help and meaning are the same wherever it appears.
 """
 
 import argparse
-import os
 from typing import Any
 
 from rlm_docs.number_flags import count, positive_float, positive_int
@@ -81,12 +80,11 @@ def add_timeout_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_timeout(args: argparse.Namespace) -> None:
-    """Make `--timeout` the process's default (`make_client` reads RLM_DOCS_TIMEOUT), so every
-    client this command builds uses it."""
-    from rlm_docs.models.factory import TIMEOUT_ENV
+    """Make `--timeout` the default of every client this command builds (and of Ray workers,
+    which are sent `factory.client_settings()`); without the flag, RLM_DOCS_TIMEOUT or 120."""
+    from rlm_docs.models.factory import set_default_timeout
 
-    if args.timeout is not None:
-        os.environ[TIMEOUT_ENV] = repr(args.timeout)
+    set_default_timeout(args.timeout)
 
 
 # The rlm system's options that `ask` also takes (declared in `systems.rlm_system.RlmOptions`).

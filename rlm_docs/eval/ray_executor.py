@@ -39,7 +39,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.shipped_store import pack_store, unpack_store
 from rlm_docs.models import endpoints
-from rlm_docs.models.factory import CLIENT_ENV, secret_env
+from rlm_docs.models.factory import client_settings, secret_env
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -62,11 +62,10 @@ class Secrets(dict[str, str]):
 def client_env(address: str | None = None) -> tuple[dict[str, str], Secrets]:
     """(settings for `runtime_env`, secrets for the actors) from this process's environment;
     no secrets for a cluster the user did not name (`endpoints.cluster_may_get_keys`)."""
-    plain = {k: v for k, v in os.environ.items() if k in CLIENT_ENV or k.startswith("RLM_DOCS_")}
     secrets = Secrets({k: os.environ[k] for k in secret_env() if os.environ.get(k)})
     if not endpoints.cluster_may_get_keys(address):
         secrets = Secrets()
-    return {k: v for k, v in plain.items() if k not in secret_env()}, secrets
+    return client_settings(), secrets
 
 
 def secrets_named() -> list[str]:

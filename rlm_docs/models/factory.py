@@ -22,6 +22,10 @@ TIMEOUT_ENV = "RLM_DOCS_TIMEOUT"
 # the keys (`secret_env`) and the other settings (plus every RLM_DOCS_*).
 CLIENT_ENV = ("OPENAI_BASE_URL", "MISTRAL_BASE_URL", TIMEOUT_ENV)
 
+# `--timeout` of the running command (`set_default_timeout`): data held here, not written into
+# the environment, so a library caller's process environment is never changed by a CLI flag.
+_timeout_override: float | None = None
+
 _HTTP_BACKENDS = {
     "openai": ("rlm_docs.models.openai_client", "OpenAIClient"),
     "mistral": ("rlm_docs.models.mistral_client", "MistralClient"),
@@ -82,8 +86,28 @@ def make_client(
     return client
 
 
+def set_default_timeout(seconds: float | None) -> None:
+    """Make `seconds` the per-request timeout of every client built from now on (None: back to
+    RLM_DOCS_TIMEOUT or 120); a command's `--timeout`."""
+    global _timeout_override
+    _timeout_override = seconds
+
+
+def client_settings() -> dict[str, str]:
+    """The non-secret client settings a process started elsewhere (a Ray worker) needs to
+    build the same clients: CLIENT_ENV and RLM_DOCS_* from the environment, plus the timeout
+    set by `set_default_timeout`."""
+    plain = {k: v for k, v in os.environ.items() if k in CLIENT_ENV or k.startswith("RLM_DOCS_")}
+    if _timeout_override is not None:
+        plain[TIMEOUT_ENV] = repr(_timeout_override)
+    return {k: v for k, v in plain.items() if k not in secret_env()}
+
+
 def default_timeout() -> float:
-    """RLM_DOCS_TIMEOUT seconds if set (ConfigError naming it when invalid), else 120."""
+    """The timeout set by `set_default_timeout`, else RLM_DOCS_TIMEOUT seconds if set
+    (ConfigError naming it when invalid), else 120."""
+    if _timeout_override is not None:
+        return _timeout_override
     raw = os.environ.get(TIMEOUT_ENV, "").strip()
     if not raw:
         return DEFAULT_TIMEOUT_S
