@@ -17,6 +17,7 @@ nothing is shared and every limit pays in full (the counts then say so).
 """
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,12 +36,12 @@ FORMAT = "rlm-docs.step-limits"
 MANIFEST = "step_limits.json"
 
 
-def limit_dir(root: str | Path, limit: int) -> Path:
+def limit_dir(root: str | os.PathLike[str], limit: int) -> Path:
     """The run directory of one limit."""
     return Path(root) / f"steps-{limit}"
 
 
-def is_sweep(path: str | Path) -> bool:
+def is_sweep(path: str | os.PathLike[str]) -> bool:
     """Whether `path` holds a step-limit sweep (its manifest) rather than one run."""
     return (Path(path) / MANIFEST).is_file()
 
@@ -67,7 +68,7 @@ def _start(root: Path, limits: list[int], resume: bool) -> None:
     atomic_write_text(manifest, json.dumps({"format": FORMAT, "limits": limits}, indent=2) + "\n")
 
 
-def read_limits(root: str | Path) -> list[int]:
+def read_limits(root: str | os.PathLike[str]) -> list[int]:
     """The sweep's limits, longest first; DatasetError naming a bad manifest."""
     path = Path(root) / MANIFEST
     try:
@@ -119,7 +120,9 @@ def run_step_limits(
     return out
 
 
-def load_step_limits(root: str | Path) -> dict[int, tuple[dict[str, Any], list[ResultRow]]]:
+def load_step_limits(
+    root: str | os.PathLike[str],
+) -> dict[int, tuple[dict[str, Any], list[ResultRow]]]:
     """{limit: (manifest, rows)} of every limit that has a run, longest first."""
     found = {}
     for limit in read_limits(root):
