@@ -75,10 +75,16 @@ def read_limits(root: str | os.PathLike[str]) -> list[int]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise DatasetError(f"{path}: unreadable step-limit manifest ({exc})") from None
-    limits = data.get("limits") if isinstance(data, dict) else None
-    if data.get("format") != FORMAT or not isinstance(limits, list) or not limits:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DatasetError(f"{path}: not an rlm-docs step-limit manifest")
-    return sorted((int(v) for v in limits), reverse=True)
+    limits = data.get("limits")
+    if not isinstance(limits, list) or not limits or not all(_is_limit(v) for v in limits):
+        raise DatasetError(f"{path}: field 'limits' must be a non-empty list of integers >= 1")
+    return sorted(limits, reverse=True)
+
+
+def _is_limit(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def calls(rows: Sequence[ResultRow]) -> dict[str, Any]:
