@@ -134,6 +134,31 @@ def test_bad_step_lists_are_one_line_and_exit_2(bad, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    ("manifest", "complaint"),
+    [
+        ([4, 2], "not an rlm-docs step-limit manifest"),
+        ({"limits": [4, 2]}, "not an rlm-docs step-limit manifest"),
+        (
+            {"format": "rlm-docs.step-limits", "limits": ["x"]},
+            "field 'limits' must be a non-empty list of integers >= 1",
+        ),
+        (
+            {"format": "rlm-docs.step-limits", "limits": []},
+            "field 'limits' must be a non-empty list of integers >= 1",
+        ),
+    ],
+)
+def test_a_bad_step_limit_manifest_is_one_line_and_exit_2(manifest, complaint, tmp_path, capsys):
+    path = tmp_path / "sweep" / "step_limits.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert main(["report", str(path.parent), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"rlm-docs report: error: {path}: {complaint}"]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_limit_given_twice_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(

@@ -11,15 +11,18 @@ from typing import Any
 MAX_FALLBACK_PAGES = 5
 
 
-def validate(corpus: Any, citations: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
+def validate(
+    corpus: Any, citations: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(valid, rejected): valid ones normalised to `{file: corpus name, page: int}`, deduped."""
     valid: list[dict[str, Any]] = []
     kept: set[tuple[str, int]] = set()  # `valid` as keys, so the check stays linear
     rejected: list[dict[str, Any]] = []
     for item in citations:
         name = corpus.resolve(str(item.get("file", ""))) if corpus is not None else None
+        raw = item.get("page")
         try:
-            page = int(item.get("page"))
+            page = int(raw) if raw is not None else 0
         except (TypeError, ValueError):
             page = 0
         if name is None or not 1 <= page <= corpus.num_pages(name):
@@ -36,7 +39,7 @@ def with_fallback(
     citations: list[dict[str, Any]],
     cited: list[dict[str, Any]],
     read: list[dict[str, Any]],
-) -> tuple[list[dict], list[dict], str]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """Validated citations, else `cite()` calls, else pages read (last few).
 
     Returns (citations, rejected, source) with source `model`, `cite`, `read` or `none`.

@@ -28,7 +28,8 @@ def anls_star(
         warnings.simplefilter("ignore")
         for variant in gold_variants:
             gold = [variant] if isinstance(variant, str) else [str(g) for g in variant]
-            best = max(best, float(anls_score(gold, items)))
+            score = anls_score(gold, items, return_gt=False, return_key_scores=False)
+            best = max(best, float(score))
             if best == 1.0:
                 break
     return best

@@ -15,7 +15,7 @@ call. `attribute_run` does this for every sub-call of every question: which ones
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from rlm_docs.corpus import Corpus
 from rlm_docs.engine.records import SubCall
 from rlm_docs.engine.trajectory import load_trajectory
 from rlm_docs.errors import ConfigError
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import load_run
 from rlm_docs.eval.scoring import rescore
 from rlm_docs.governor import Budget, Ledger
@@ -106,7 +107,7 @@ def mattered(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def _rlm_run(run_dir: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _rlm_run(run_dir: str | os.PathLike[str]) -> tuple[dict[str, Any], list[ResultRow]]:
     manifest, rows = load_run(run_dir)
     if manifest.get("system") != "rlm":
         raise ConfigError(f"{run_dir}: attribution re-runs `rlm` runs, not {manifest['system']}")
@@ -115,7 +116,7 @@ def _rlm_run(run_dir: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict
 
 def _attribute_row(
     manifest: dict[str, Any],
-    row: dict[str, Any],
+    row: Mapping[str, Any],
     numbers: list[int] | None,
     reply: Callable[[str], str],
     cache: str | os.PathLike[str] | None,

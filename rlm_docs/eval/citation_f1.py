@@ -5,11 +5,13 @@ vs `1` silently count as misses. Here documents are compared by stem, case-insen
 pages as integers; an uncited prediction scores 0.
 """
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from rlm_docs.errors import DatasetError
 from rlm_docs.questions import doc_key
+
+K = TypeVar("K", bound=Hashable)
 
 
 def page_number(value: Any, where: str = "citation") -> int:
@@ -46,7 +48,7 @@ def doc_set(refs: Iterable[Mapping[str, Any]]) -> set[str]:
     return {doc_key(d) for d in map(_doc_of, refs) if d is not None and str(d).strip()}
 
 
-def _f1(predicted: set, gold: set) -> float:
+def _f1(predicted: set[K], gold: set[K]) -> float:
     hits = len(predicted & gold)
     if not hits:
         return 0.0

@@ -24,11 +24,13 @@ from rlm_docs.jsonl import json_error
 from rlm_docs.questions import Question
 
 
-def _require(record: dict, key: str, kind: type, where: str) -> Any:
+def _require(record: dict[str, Any], key: str, kind: type, where: str) -> Any:
     if key not in record:
         raise DatasetError(f"{where}: missing field '{key}'")
     value = record[key]
-    if not isinstance(value, kind) or (kind is str and not value.strip()):
+    if not isinstance(value, kind) or (
+        kind is str and isinstance(value, str) and not value.strip()
+    ):
         raise DatasetError(f"{where}: field '{key}' must be a non-empty {kind.__name__}")
     return value
 
@@ -50,7 +52,7 @@ def _variants(value: Any, where: str) -> list[list[str]]:
 def _evidence(value: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         raise DatasetError(f"{where}: field 'evidence' must be a list of {{document, page}}")
-    out = []
+    out: list[dict[str, Any]] = []
     for i, ev in enumerate(value):
         at = f"{where}: field 'evidence[{i}]'"
         if not isinstance(ev, dict) or not str(ev.get("document") or "").strip():
@@ -92,7 +94,7 @@ def parse_question(record: Any, where: str) -> Question:
     )
 
 
-def load_questions(path: str | os.PathLike, limit: int | None = None) -> list[Question]:
+def load_questions(path: str | os.PathLike[str], limit: int | None = None) -> list[Question]:
     """Questions of a MADQA-schema JSONL file, in file order; ids must be unique."""
     p = Path(path)
     try:
@@ -121,6 +123,6 @@ def load_questions(path: str | os.PathLike, limit: int | None = None) -> list[Qu
     return questions[:limit] if limit else questions
 
 
-def dataset_hash(path: str | os.PathLike) -> str:
+def dataset_hash(path: str | os.PathLike[str]) -> str:
     """SHA-256 of the question file, recorded in a run manifest to refuse mismatched resumes."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()

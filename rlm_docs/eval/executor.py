@@ -9,9 +9,12 @@ must then be picklable and must not write the caller's files itself.
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from rlm_docs.errors import ConfigError
+
+if TYPE_CHECKING:  # the `ray` extra is optional: imported only where it is used
+    from rlm_docs.eval.ray_executor import RayExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,7 +59,7 @@ class ThreadExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def ray_executor_class() -> type:
+def ray_executor_class() -> "type[RayExecutor]":
     """`RayExecutor`; ConfigError when the `ray` extra is not installed, so a caller (a sweep)
     can refuse before it writes anything."""
     try:

@@ -185,8 +185,9 @@ def numeric_gold(variants: Sequence[Sequence[str]]) -> list[list[Quantity]]:
     for variant in variants:
         items = [variant] if isinstance(variant, str) else list(variant)
         found = [bare_quantity(item) for item in items]
-        if found and all(q is not None for q in found):
-            out.append(found)
+        quantities = [q for q in found if q is not None]
+        if found and len(quantities) == len(found):
+            out.append(quantities)
     return out
 
 

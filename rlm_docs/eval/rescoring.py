@@ -21,13 +21,14 @@ reads as it did before.
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rlm_docs.atomic import atomic_write_text
 from rlm_docs.errors import ConfigError
 from rlm_docs.eval.aggregate import summarize
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import EvalRunDir, run_rows
 from rlm_docs.eval.scoring import SCORING_VERSION, JudgeFn, rescore
 from rlm_docs.governor import Ledger
@@ -36,7 +37,7 @@ from rlm_docs.models.prices import sum_usd
 PROGRESS_FILE = "rescore.jsonl"
 
 
-def rescore_record(record: dict[str, Any], judge: JudgeFn | None, ledger: Ledger) -> dict[str, Any]:
+def rescore_record(record: Mapping[str, Any], judge: JudgeFn | None, ledger: Ledger) -> ResultRow:
     """`record` scored again (`scoring.rescore`), the judge's calls from `ledger` added to its
     own ledger and judge spend."""
     row = rescore(record, judge)
@@ -46,13 +47,13 @@ def rescore_record(record: dict[str, Any], judge: JudgeFn | None, ledger: Ledger
         judged = [c for c in row["ledger"] if c.get("role") == "judge"]
         row["judge_calls"] = len(judged)
         row["judge_cost_usd"] = sum_usd([c.get("cost_usd") for c in judged])
-    return row
+    return cast(ResultRow, row)
 
 
-def _progress(path: Path, settings: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _progress(path: Path, settings: dict[str, Any]) -> dict[str, ResultRow]:
     """Records a killed rescore with the same settings finished; starts the file afresh when
     there is none or it was made with other settings."""
-    done: dict[str, dict[str, Any]] = {}
+    done: dict[str, ResultRow] = {}
     if path.exists():
         with open(path, "rb") as fh:
             lines = [line for line in fh if line.endswith(b"\n")]  # a torn tail is re-run
@@ -67,14 +68,14 @@ def _progress(path: Path, settings: dict[str, Any]) -> dict[str, dict[str, Any]]
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     continue
                 if isinstance(record, dict) and isinstance(record.get("id"), str):
-                    done[record["id"]] = record
+                    done[record["id"]] = cast(ResultRow, record)  # a row this rescore wrote
             atomic_write_text(path, b"".join(lines).decode("utf-8"))  # drop a torn tail
             return done
     atomic_write_text(path, json.dumps({"rescore": settings}) + "\n")
     return done
 
 
-def _append(path: Path, record: dict[str, Any]) -> None:
+def _append(path: Path, record: Mapping[str, Any]) -> None:
     with open(path, "ab") as fh:
         fh.write((json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
         fh.flush()
@@ -82,7 +83,7 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 
 def rescore_run(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     judge: str | None = None,
     *,
     sensitivity: float | None = None,

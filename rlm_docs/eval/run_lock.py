@@ -25,6 +25,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from rlm_docs.errors import ConfigError
 
@@ -69,7 +70,7 @@ def _holder(fd: int) -> str:
 _READS = 20
 
 
-def _may_hold(data: dict) -> bool:
+def _may_hold(data: dict[str, Any]) -> bool:
     """False when the recorded holder is a process of this host that no longer exists."""
     if data.get("host") != socket.gethostname() or not isinstance(data.get("pid"), int):
         return True
@@ -86,7 +87,7 @@ class RunLock:
     """`with RunLock(directory):` the exclusive right to write `directory` (created if absent);
     ConfigError (exit 2 from the CLI) naming the holder when another process has it."""
 
-    def __init__(self, directory: str | os.PathLike) -> None:
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         self.path = self.directory / LOCK_NAME
         self._fd: int | None = None

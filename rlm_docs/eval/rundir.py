@@ -18,7 +18,7 @@ re-run) and `truncate_torn_tail` cuts it off before anything is appended again.
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -150,14 +150,14 @@ class EvalRunDir:
                 fh.flush()
                 os.fsync(fh.fileno())
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         """Append one complete line and fsync it before returning."""
         with open(self.results_path, "ab") as fh:
             fh.write(_line(record).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
 
-    def drop_failed(self, records: dict[str, dict[str, Any]]) -> None:
+    def drop_failed(self, records: dict[str, ResultRow]) -> None:
         """Take the failed rows out of `records` and results.jsonl so they run again
         (`--retry-failed`). They are first added to failed_attempts.jsonl (their
         calls were made, perhaps paid, and stay in the ledger); then results.jsonl is replaced
@@ -179,31 +179,32 @@ class EvalRunDir:
         lines = self.attempts_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
-    def adopt_trajectory(self, record: dict[str, Any]) -> dict[str, Any]:
+    def adopt_trajectory(self, record: ResultRow) -> ResultRow:
         """`record` with a trajectory shipped back by a remote worker (`trajectory_jsonl`)
         written here under its own file name, and `trajectory` pointing to it; records whose
         trajectory is already in this directory come back unchanged."""
-        text = record.get("trajectory_jsonl")
-        if text is None:
+        text, shipped = record.get("trajectory_jsonl"), record.get("trajectory")
+        if text is None or shipped is None:  # a worker ships both or neither
             return record
-        path = self.trajectories / Path(record["trajectory"]).name
+        path = self.trajectories / Path(shipped).name
         atomic_write_text(path, text)
-        return {k: v for k, v in record.items() if k != "trajectory_jsonl"} | {
-            "trajectory": str(path)
-        }
+        adopted = record.copy()
+        del adopted["trajectory_jsonl"]
+        adopted["trajectory"] = str(path)
+        return adopted
 
-    def remove_unrecorded_trajectories(self, records: dict[str, dict[str, Any]]) -> None:
+    def remove_unrecorded_trajectories(self, records: Mapping[str, ResultRow]) -> None:
         """Delete trajectory files no recorded question points to (questions cut short by an
         interrupt or a kill): on resume those questions run again and write fresh ones."""
         if not self.trajectories.is_dir():
             return
-        rows = [*records.values(), *self.read_attempts()]
+        rows: list[Mapping[str, Any]] = [*records.values(), *self.read_attempts()]
         kept = {Path(r["trajectory"]).name for r in rows if r.get("trajectory")}
         for path in self.trajectories.glob("*.jsonl"):
             if path.name not in kept:
                 path.unlink(missing_ok=True)
 
-    def write_outputs(self, rows: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> None:
+    def write_outputs(self, rows: list[ResultRow], ledger: list[dict[str, Any]]) -> None:
         """predictions.parquet, predictions.madqa.jsonl and ledger.jsonl, each atomically."""
         madqa = []
         for row in rows:
@@ -231,7 +232,7 @@ class EvalRunDir:
         atomic_write_bytes(self.path / "predictions.parquet", buffer.getvalue())
 
 
-def _line(record: dict[str, Any]) -> str:
+def _line(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, default=str) + "\n"
 
 
@@ -254,7 +255,7 @@ def _differences(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str]) 
     return diffs
 
 
-def _table(rows: list[dict[str, Any]]) -> pa.Table:
+def _table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     """Flat Parquet table: lists of strings kept, nested structures as JSON text."""
     flat = []
     for row in rows:

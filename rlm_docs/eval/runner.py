@@ -10,7 +10,7 @@ answering (and paying for) the same questions again.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +30,7 @@ from rlm_docs.eval.failures import failure_causes
 from rlm_docs.eval.filters import filter_questions, question_fields
 from rlm_docs.eval.memory_cost import memory_costs
 from rlm_docs.eval.question_task import QuestionTask
+from rlm_docs.eval.results_row import ResultRow
 from rlm_docs.eval.rundir import FORMAT, EvalRunDir, run_rows
 from rlm_docs.eval.scoring import SCORING_VERSION
 from rlm_docs.governor import Budget
@@ -128,7 +129,7 @@ def unknown_evidence(questions: list[Question], corpus: Corpus) -> dict[str, lis
     return out
 
 
-def _stats(records: dict[str, dict[str, Any]]) -> str:
+def _stats(records: Mapping[str, Mapping[str, Any]]) -> str:
     if not records:
         return ""
     decided = [r for r in records.values() if r.get("score") is not None]
@@ -141,7 +142,7 @@ def _stats(records: dict[str, dict[str, Any]]) -> str:
 def run_eval(
     settings: EvalSettings,
     executor: Executor | None = None,
-    on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_record: Callable[[ResultRow], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation; returns the run summary (see `aggregate.summarize`).
 
@@ -193,7 +194,7 @@ def _run(
     run: EvalRunDir,
     task: QuestionTask,
     executor: Executor,
-    on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_record: Callable[[ResultRow], None] | None = None,
 ) -> dict[str, Any]:
     """The run itself, once everything the user gave has been checked."""
     manifest = run.start(_manifest(settings, questions), settings.resume)

@@ -40,7 +40,7 @@ _HELD: dict[Path, int] = {}  # lock file -> this process's descriptor holding it
 _CHUNK = 1 << 20
 
 
-def pack_store(path: str | os.PathLike) -> bytes:
+def pack_store(path: str | os.PathLike[str]) -> bytes:
     """The store directory at `path` as tar bytes (CorpusError if it is not a directory)."""
     store = Path(path)
     if not store.is_dir():
@@ -51,7 +51,7 @@ def pack_store(path: str | os.PathLike) -> bytes:
     return buffer.getvalue()
 
 
-def unpack_store(archive: bytes, root: str | os.PathLike | None = None) -> str:
+def unpack_store(archive: bytes, root: str | os.PathLike[str] | None = None) -> str:
     """Path of the unpacked store on this machine (extracted on first use, atomically), held
     by this process until it exits; stores unused for `PRUNE_AFTER_S` are pruned."""
     base = _private_dir(Path(root or tempfile.gettempdir()) / _ROOT)

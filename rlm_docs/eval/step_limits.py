@@ -17,6 +17,7 @@ nothing is shared and every limit pays in full (the counts then say so).
 """
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,12 +36,12 @@ FORMAT = "rlm-docs.step-limits"
 MANIFEST = "step_limits.json"
 
 
-def limit_dir(root: str | Path, limit: int) -> Path:
+def limit_dir(root: str | os.PathLike[str], limit: int) -> Path:
     """The run directory of one limit."""
     return Path(root) / f"steps-{limit}"
 
 
-def is_sweep(path: str | Path) -> bool:
+def is_sweep(path: str | os.PathLike[str]) -> bool:
     """Whether `path` holds a step-limit sweep (its manifest) rather than one run."""
     return (Path(path) / MANIFEST).is_file()
 
@@ -67,17 +68,23 @@ def _start(root: Path, limits: list[int], resume: bool) -> None:
     atomic_write_text(manifest, json.dumps({"format": FORMAT, "limits": limits}, indent=2) + "\n")
 
 
-def read_limits(root: str | Path) -> list[int]:
+def read_limits(root: str | os.PathLike[str]) -> list[int]:
     """The sweep's limits, longest first; DatasetError naming a bad manifest."""
     path = Path(root) / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise DatasetError(f"{path}: unreadable step-limit manifest ({exc})") from None
-    limits = data.get("limits") if isinstance(data, dict) else None
-    if data.get("format") != FORMAT or not isinstance(limits, list) or not limits:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DatasetError(f"{path}: not an rlm-docs step-limit manifest")
-    return sorted((int(v) for v in limits), reverse=True)
+    limits = data.get("limits")
+    if not isinstance(limits, list) or not limits or not all(_is_limit(v) for v in limits):
+        raise DatasetError(f"{path}: field 'limits' must be a non-empty list of integers >= 1")
+    return sorted(limits, reverse=True)
+
+
+def _is_limit(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def calls(rows: Sequence[ResultRow]) -> dict[str, Any]:
@@ -119,7 +126,9 @@ def run_step_limits(
     return out
 
 
-def load_step_limits(root: str | Path) -> dict[int, tuple[dict[str, Any], list[ResultRow]]]:
+def load_step_limits(
+    root: str | os.PathLike[str],
+) -> dict[int, tuple[dict[str, Any], list[ResultRow]]]:
     """{limit: (manifest, rows)} of every limit that has a run, longest first."""
     found = {}
     for limit in read_limits(root):

@@ -20,10 +20,12 @@ as OOLONG reports it (`aggregate.scoring_method`).
 
 import math
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Sequence
+from typing import Any, TypeVar
 
 from rlm_docs.eval.anls import anls_star
+
+K = TypeVar("K", bound=Hashable)
 
 _PHRASES = ("more common", "less common", "same frequency")
 _PAIR = re.compile(r"\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)")
@@ -70,7 +72,7 @@ def pair_set(text: str) -> set[tuple[int, int]]:
     return pairs
 
 
-def set_f1(predicted: set, gold: set) -> dict[str, float]:
+def set_f1(predicted: set[K], gold: set[K]) -> dict[str, float]:
     """Precision, recall and F1 with the README's empty-set conventions."""
     if not predicted and not gold:
         return {"precision": 1.0, "recall": 1.0, "f1": 1.0}

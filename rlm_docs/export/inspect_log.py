@@ -13,6 +13,7 @@ Inspect itself would write; only what the run recorded is used (nothing is re-ru
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def export(run_dir: Path, out: Path) -> Path:
     return out
 
 
-def _log(run_dir: Path, manifest: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
+def _log(run_dir: Path, manifest: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> Any:
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -134,7 +135,7 @@ def _usage(ledger: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _sample(run_dir: Path, manifest: dict[str, Any], row: dict[str, Any]) -> Any:
+def _sample(run_dir: Path, manifest: dict[str, Any], row: Mapping[str, Any]) -> Any:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
     from inspect_ai.scorer import Score

@@ -23,9 +23,9 @@ def export(source: Path, out: Path) -> Path:
         converted = [(source.name, to_rlms(load_trajectory(source)))]
     else:
         _, rows = read_run(source)
-        found = [(row, trajectory_of(source, row)) for row in rows]
+        found = [(row.get("trajectory"), trajectory_of(source, row)) for row in rows]
         converted = [
-            (Path(row["trajectory"]).name, to_rlms(traj)) for row, traj in found if traj is not None
+            (Path(name).name, to_rlms(traj)) for name, traj in found if name and traj is not None
         ]
         if not converted:
             raise DatasetError(f"{source}: no question of this run has a trajectory to export")

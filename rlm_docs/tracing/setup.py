@@ -9,6 +9,7 @@ tracer flushes what is left.
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ class QuestionTracer:
         self.tracer = tracer
         self.provider = provider
 
-    def __call__(self, record: dict[str, Any]) -> None:
+    def __call__(self, record: Mapping[str, Any]) -> None:
         from rlm_docs.engine.trajectory import load_trajectory
         from rlm_docs.errors import DatasetError
         from rlm_docs.tracing.spans import trace_question

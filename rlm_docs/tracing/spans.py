@@ -14,6 +14,7 @@ is recorded.
 """
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -85,7 +86,7 @@ def _llm_attributes(
 
 
 def trace_question(
-    tracer: Tracer, record: dict[str, Any], trajectory: Trajectory | None
+    tracer: Tracer, record: Mapping[str, Any], trajectory: Trajectory | None
 ) -> Any | None:
     """Emit the question's spans; returns the question span (None without a trajectory,
     e.g. a question that failed before its first turn: nothing was timed)."""
