@@ -7,6 +7,7 @@ or a local copy of it under `mirror` (`--mirror`, or RLM_DOCS_HUB_MIRROR), as
 repository and what to do.
 """
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -68,17 +69,21 @@ def load_split(
             return datasets.load_dataset(source, config, data_files={split: pattern}, split=split)
         return datasets.load_dataset(source, config, split=split)
     except ConnectionError as exc:
-        raise HubError(
+        error = (
             f"cannot reach the Hugging Face Hub for {repo} ({_first_line(exc)}); check the "
             "network, or copy the repository to DIR/" + repo + " elsewhere and pass --mirror DIR"
-        ) from None
+        )
     except ValueError as exc:  # an unknown split or config names the ones that exist
-        raise HubError(f"{repo}: {_first_line(exc)}") from None
+        error = f"{repo}: {_first_line(exc)}"
     except FileNotFoundError as exc:
-        raise HubError(f"{repo}: not found ({_first_line(exc)})") from None
+        error = f"{repo}: not found ({_first_line(exc)})"
     except datasets.exceptions.DatasetGenerationError as exc:  # a file that is not what it says
-        cause = exc.__cause__ or exc
-        raise HubError(f"{repo}: cannot read its files ({_first_line(cause)})") from None
+        error = f"{repo}: cannot read its files ({_first_line(exc.__cause__ or exc)})"
+    # Raised outside the handler, with no chained exception: the failed load's frames (and the
+    # Arrow readers they hold, whose C++ threads abort the process if they are still alive at
+    # interpreter exit) are collected now, while Arrow is still loaded.
+    gc.collect()
+    raise HubError(error)
 
 
 def _first_line(exc: BaseException) -> str:
