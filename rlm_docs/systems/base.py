@@ -15,6 +15,7 @@ from rlm_docs.engine.prediction import Prediction, effort_from_totals
 from rlm_docs.engine.records import Iteration, Metadata, Result, TurnUsage
 from rlm_docs.engine.trajectory import TrajectoryWriter, trajectory_file
 from rlm_docs.governor import Budget, BudgetExceeded, Governor, Ledger
+from rlm_docs.models import Client, make_client
 from rlm_docs.questions import Question
 from rlm_docs.systems.registry import declaration
 from rlm_docs.systems.replies import Reply, read_reply
@@ -43,6 +44,12 @@ class SystemConfig:
     # default rule; a step-limit sweep passes one ResponseCache so even offline and scripted
     # clients replay the prefixes its limits share.
     cache: Any = True
+
+    def clients(self) -> tuple[Client, Client]:
+        """(root client, sub-model client): the sub-model is the root model unless one is set."""
+        root = make_client(self.model, cache=self.cache)
+        sub = make_client(self.sub_model, cache=self.cache) if self.sub_model else root
+        return root, sub
 
 
 def make_system(name: str, config: SystemConfig) -> System:

@@ -18,7 +18,7 @@ from rlm_docs.models import make_client
 from rlm_docs.offline.baselines import bm25_agent_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, new_trajectory
-from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, turns_bound
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.tool_loop import finish_agent, run_turns
@@ -103,8 +103,7 @@ class Bm25Agent:
 
 def _calls(budget: Budget, options: Bm25Options) -> Bound:
     """One call per turn, at most T turns and `--max-steps`, plus the forced answer."""
-    turns = options.max_iterations
-    return Bound(min(turns, budget.max_steps if budget.max_steps is not None else turns) + 1)
+    return Bound(turns_bound(budget, options.max_iterations) + 1)
 
 
 DECLARATION = register(

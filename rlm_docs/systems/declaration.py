@@ -80,6 +80,11 @@ def sub_call_bound(budget: Budget, on: bool = True) -> Bound:
     return Bound(budget.max_sub_calls)
 
 
+def turns_bound(budget: Budget, max_turns: int) -> int:
+    """The most turns a tool-calling agent takes: its own turn cap, and `--max-steps`."""
+    return max_turns if budget.max_steps is None else min(max_turns, budget.max_steps)
+
+
 def root_bound(budget: Budget, extra: int) -> Bound:
     """`--max-steps` root turns plus `extra` calls (a forced answer, an extraction)."""
     if budget.max_steps is None:

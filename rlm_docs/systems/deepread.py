@@ -34,7 +34,7 @@ from rlm_docs.models import make_client
 from rlm_docs.offline.deepread import deepread_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, new_trajectory
-from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, turns_bound
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
@@ -245,8 +245,7 @@ class DeepRead:
 
 def _calls(budget: Budget, options: DeepReadOptions) -> Bound:
     """One call per round, at most T rounds and `--max-steps`, plus the forced answer."""
-    turns = options.max_iterations
-    return Bound(min(turns, budget.max_steps if budget.max_steps is not None else turns) + 1)
+    return Bound(turns_bound(budget, options.max_iterations) + 1)
 
 
 DECLARATION = register(

@@ -32,11 +32,10 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, Iteration
 from rlm_docs.errors import CorpusError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
-from rlm_docs.models import make_client
 from rlm_docs.offline.docdancer import docdancer_reply, summariser_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, new_trajectory
-from rlm_docs.systems.declaration import Bound, Declaration, Reading, option
+from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, turns_bound
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
@@ -88,10 +87,7 @@ class DocDancer:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(config.model, cache=config.cache)
-        self.sub_client = (
-            make_client(config.sub_model, cache=config.cache) if config.sub_model else self.client
-        )
+        self.client, self.sub_client = config.clients()
         self.options = DECLARATION.typed(config.options)
 
     def _search(self, docs: list[str], args: str, record: Iteration) -> str:
@@ -210,9 +206,7 @@ class DocDancer:
 def _calls(budget: Budget, options: DocDancerOptions) -> Bound:
     """One root call per turn (at most T and `--max-steps`) plus the forced answer; at most one
     reader sub-call per turn before the last (and `--max-sub-calls`)."""
-    turns = options.max_iterations
-    if budget.max_steps is not None:
-        turns = min(turns, budget.max_steps)
+    turns = turns_bound(budget, options.max_iterations)
     reads = turns if budget.max_sub_calls is None else min(turns, budget.max_sub_calls)
     return Bound(turns + 1 + reads)
 

@@ -25,7 +25,6 @@ from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock, SubCall
 from rlm_docs.errors import ConfigError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
-from rlm_docs.models import make_client
 from rlm_docs.offline.baselines import map_reply, reduce_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
@@ -80,12 +79,7 @@ class MapReduce:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(
-            config.model, cache=config.cache
-        )  # offline recognises baseline prompts
-        self.sub_client = (
-            make_client(config.sub_model, cache=config.cache) if config.sub_model else self.client
-        )
+        self.client, self.sub_client = config.clients()
         options = DECLARATION.typed(config.options)
         self.window = model_window(self.client, options.context_window)
         chunk = options.chunk_tokens

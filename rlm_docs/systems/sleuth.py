@@ -32,7 +32,6 @@ from rlm_docs.engine.host_functions import HostFunctions
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import CellResult, CodeBlock
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
-from rlm_docs.models import make_client
 from rlm_docs.offline.sleuth import clue_reply, decide_reply, difficulty_reply, screen_reply
 from rlm_docs.questions import Question
 from rlm_docs.systems.base import SystemConfig, answer_call, finish, new_trajectory
@@ -134,10 +133,7 @@ class Sleuth:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         self.corpus = config.corpus
-        self.client = make_client(config.model, cache=config.cache)
-        self.sub_client = (
-            make_client(config.sub_model, cache=config.cache) if config.sub_model else self.client
-        )
+        self.client, self.sub_client = config.clients()
         self.options = DECLARATION.typed(config.options)
 
     def _pages(self, question: str, host: HostFunctions, governor: Governor) -> tuple[
