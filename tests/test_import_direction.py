@@ -2,7 +2,7 @@
 presentation (viewer, notebook, serve, MCP, CLI) sits on top. The top-level `sandbox` package sits
 below all of `rlm_docs` and imports nothing of it (the host hands it what workers preload).
 
-The allowed edges are written down once, as `LAYERS` below (README's "Import direction"
+The allowed edges are written down once, as `LAYERS` below (docs/layout.md's "Import direction"
 section shows the same table, and a test here keeps the two equal). A unit is a subpackage of
 `rlm_docs` or one of its top-level modules; it may import units of strictly lower layers and
 nothing of its own layer or above. Every `import`/`from ... import` counts, also inside functions
@@ -127,7 +127,7 @@ def edges() -> list[tuple[str, int, str, str, str]]:
 def test_every_unit_is_in_the_table():
     units = {_unit_of_file(p) for p in PACKAGE.rglob("*.py")}
     missing = sorted(units - set(_rank()))
-    assert not missing, f"add these to LAYERS (and README's table): {missing}"
+    assert not missing, f"add these to LAYERS (and docs/layout.md's table): {missing}"
 
 
 def test_imports_point_down_the_layers():
@@ -155,9 +155,9 @@ def test_the_sandbox_package_imports_nothing_of_rlm_docs():
     assert not wrong, "the sandbox package imports rlm_docs:\n" + "\n".join(wrong)
 
 
-def test_readme_shows_the_same_table():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Import direction", 1)[1].split("\n#", 1)[0]
+def test_the_layout_page_shows_the_same_table():
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = text.split("## Import direction", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| (\d+) \| (.+?) \|", section, re.MULTILINE)
     shown = tuple(tuple(re.findall(r"`([\w.]+)`", units)) for _n, units in rows)
     assert [int(n) for n, _ in rows] == list(range(len(rows)))

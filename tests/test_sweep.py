@@ -273,8 +273,8 @@ def test_shipped_example_runs_and_a_rerun_skips_every_cell(tmp_path, capsys):
     assert again.count("finished, skipped") == 12 and "generating" not in again
 
 
-def test_readme_shows_the_shipped_example():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_sweep_guide_shows_the_shipped_example():
+    readme = (REPO / "docs" / "guide" / "sweeps.md").read_text(encoding="utf-8")
     block = readme.split("`docs/sweep-example.toml` (runs offline, in the test suite too):")[1]
     block = block.split("```toml\n", 1)[1].split("```", 1)[0]
     assert EXAMPLE.read_text(encoding="utf-8").endswith("\n\n" + block)
