@@ -16,7 +16,7 @@ FinanceBench store.
     python benchmarks/bench_retrieval.py [--data ../shared/datasets] [--stores DIR] [--no-ablation]
 
 Stores are built under --stores (default: a temporary directory) when missing, with the
-ingest time printed. Targets (issue 18): FinanceBench page recall@5 >= 0.80, doc recall@5
+ingest time printed. Targets: FinanceBench page recall@5 >= 0.80, doc recall@5
 >= 0.95; MMLongBench not worse than plain BM25; p50 <= 5 ms, p95 <= 20 ms.
 """
 

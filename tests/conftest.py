@@ -1,10 +1,13 @@
-"""Fixtures many test files share: a fresh RLM_DOCS_HOME, a CLI test's working directory, and
-no Mistral OCR service. A test file that needs more defines a fixture of the same name that
-requests this one."""
+"""Fixtures many test files share: a fresh RLM_DOCS_HOME, a CLI test's working directory, no
+Mistral OCR service, and what the documentation's code blocks run against. A test file that
+needs more defines a fixture of the same name that requests this one."""
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.doc_snippets import Environment, environment
 
 
 @pytest.fixture
@@ -30,3 +33,11 @@ def no_ocr_service(monkeypatch: pytest.MonkeyPatch) -> None:
     """No Mistral key or server in the environment: OCR is local unless a test serves one."""
     monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
     monkeypatch.delenv("MISTRAL_BASE_URL", raising=False)
+
+
+@pytest.fixture(scope="session")
+def docs_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
+    """What the README's and the docs' code blocks run against (`tests/doc_snippets.py`), one
+    for the whole session, so the demo store is built once for every page."""
+    with environment(tmp_path_factory.mktemp("docs-env")) as env:
+        yield env

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -65,9 +65,7 @@ class Ran:
 
 def pages() -> list[str]:
     """README.md and every page of the documentation site, as paths relative to the repository."""
-    found = ["README.md"] + sorted(
-        str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts
-    )
+    found = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
     return found
 
 
@@ -110,7 +108,8 @@ def runnable(page: str) -> list[Block]:
 
 def lay_out(work: Path, *, eval_fixture: bool = False) -> Path:
     """The working directory the snippets assume: the repository's `corpus/` (demo documents
-    and questions), `filings/` (the demo documents again), `.venv/bin/` (this interpreter's
+    and questions), `filings/` (the demo documents again), `docs/sweep-example.toml`,
+    `.venv/bin/` (this interpreter's
     scripts) and stores `mystore`, `mycorpus`, `store/`, `path/to/store`: the demo corpus, or
     with `eval_fixture` `mystore` and `questions.jsonl` of the eval tests' small corpus."""
     from rlm_docs.ingest.demo import demo_corpus_path
@@ -119,6 +118,8 @@ def lay_out(work: Path, *, eval_fixture: bool = False) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     shutil.copytree(ROOT / "corpus", work / "corpus")
     shutil.copytree(ROOT / "corpus" / "documents", work / "filings")
+    (work / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "sweep-example.toml", work / "docs")
     (work / ".venv").symlink_to(Path(sys.executable).parent.parent)
     if eval_fixture:
         build_store(work / "mystore")
@@ -217,9 +218,12 @@ def environment(scratch: Path) -> Iterator[Environment]:
         receiver.server_close()
 
 
-def run_page(page: str, work: Path, env: dict[str, str]) -> list[Ran]:
+def run_page(
+    page: str, work: Path, env: dict[str, str], after: Callable[[Ran], None] | None = None
+) -> list[Ran]:
     """Run every block of `page` in order in `work`; fails naming the page line of the first
-    block that exits non-zero or prints other than the text its page shows."""
+    block that exits non-zero or prints other than the text its page shows. `after` sees each
+    block's result as soon as it ran (a test checking what one block wrote before the next)."""
     ran: list[Ran] = []
     for block in blocks(page):
         if block.marker == "not run":
@@ -248,4 +252,6 @@ def run_page(page: str, work: Path, env: dict[str, str]) -> list[Ran]:
             f"{block.where} exited {done.returncode}:\n{block.code}\n{done.stderr[-3000:]}"
         )
         ran.append(Ran(block, done.stdout))
+        if after is not None:
+            after(ran[-1])
     return ran

@@ -7,12 +7,11 @@ extra is not installed.
 """
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.doc_snippets import ROOT, Environment, blocks, environment, lay_out, pages, run_page
+from tests.doc_snippets import ROOT, Environment, blocks, lay_out, pages, run_page
 
 # page -> the test that runs its blocks and checks what they print or write
 ELSEWHERE = {
@@ -30,12 +29,6 @@ ELSEWHERE = {
     "docs/tracing.md": "tests/test_docs_interop.py",
 }
 HERE = [page for page in pages() if page not in ELSEWHERE]
-
-
-@pytest.fixture(scope="module")
-def docs_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
-    with environment(tmp_path_factory.mktemp("docs-env")) as env:
-        yield env
 
 
 def test_every_block_is_run_output_or_marked():

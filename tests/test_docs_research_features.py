@@ -1,46 +1,13 @@
-"""docs/budget.md, docs/memory.md and docs/attribution.md run as written: each Python example
-prints exactly the text block after it, and each shell example runs offline over the demo
-corpus and prints what the page says."""
+"""docs/budget.md, docs/memory.md and docs/attribution.md run as written (`tests/doc_snippets.py`:
+each Python example prints exactly the text block marked as its output), and each shell
+example, offline over the demo corpus, prints what the page says."""
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _blocks(doc: str, language: str) -> list[str]:
-    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
-    return re.findall(rf"^```{language}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    bin_dir = str(Path(sys.executable).parent)
-    return os.environ | {
-        "RLM_DOCS_HOME": str(tmp_path / "home"),
-        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
-    }
-
-
-@pytest.mark.parametrize("doc", ["budget.md", "memory.md"])
-def test_the_python_example_prints_what_the_page_says(doc, tmp_path):
-    (python,) = _blocks(doc, "python")
-    (expected,) = _blocks(doc, "text")
-    ran = subprocess.run(
-        [sys.executable, "-c", python],
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout == expected
+from tests.doc_snippets import Environment, lay_out, run_page
 
 
 @pytest.mark.parametrize(
@@ -61,17 +28,10 @@ def test_the_python_example_prints_what_the_page_says(doc, tmp_path):
         ),
     ],
 )
-def test_the_shell_example_runs_offline(doc, says, tmp_path):
-    (shell,) = _blocks(doc, "bash")
-    (tmp_path / "corpus").mkdir()
-    shutil.copy(ROOT / "corpus" / "questions.jsonl", tmp_path / "corpus")
-    ran = subprocess.run(
-        ["bash", "-c", shell],
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert ran.returncode == 0, ran.stderr
-    assert says.search(ran.stdout), ran.stdout
+def test_the_page_runs_and_its_shell_example_prints_what_it_says(
+    doc: str, says: re.Pattern[str], tmp_path: Path, docs_env: Environment
+) -> None:
+    ran = run_page(f"docs/{doc}", lay_out(tmp_path / "work"), docs_env.env)
+    shell = [r for r in ran if r.block.language == "bash"]
+    assert len(shell) == 1
+    assert says.search(shell[0].stdout), shell[0].stdout

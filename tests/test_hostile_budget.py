@@ -1,6 +1,6 @@
 """Hostile model code against the cost governor, through the real engine and sandbox.
 
-The issue's cases: `rlm_query` in a loop under tight count limits and under a dollar limit,
+The cases: `rlm_query` in a loop under tight count limits and under a dollar limit,
 batches far larger than what is left, and the forced final turn, which must respect every
 limit (no call may push spend, tokens or counts past the budget).
 """

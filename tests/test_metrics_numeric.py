@@ -6,7 +6,7 @@ from rlm_docs.eval.numeric import bare_quantity, numeric_verdict, quantities
 @pytest.mark.parametrize(
     ("answer", "gold", "verdict"),
     [
-        # the pairs
+        # wrong numbers ANLS* passed and right ones it failed
         ("$1.33", "$2.35", False),
         ("$2.00", "$5409.00", False),
         ("$12,645 million", "12645.00", True),

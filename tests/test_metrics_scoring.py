@@ -62,7 +62,7 @@ def test_without_judge_the_anls_stage_decides():
 @pytest.mark.parametrize(
     ("answer", "gold", "anls_said", "correct"),
     [
-        # the pairs: ANLS* passes the first two wrong numbers and fails the right ones
+        # ANLS* passes the first two wrong numbers and fails the right ones
         ("$1.33", "$2.35", True, False),
         ("$2.00", "$5409.00", True, False),
         ("$12,645 million", "$12645.00", False, True),

@@ -1,6 +1,6 @@
 """OpenAI and Mistral backends against a real loopback server speaking each wire format.
 
-Every fault the issue names is injected server-side: 429 with Retry-After, 500, a reply slower
+Every fault a provider is known to send is injected server-side: 429 with Retry-After, 500, a reply slower
 than the timeout, malformed JSON, missing usage, 400 context-length, 401.
 """
 

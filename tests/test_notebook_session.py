@@ -112,7 +112,7 @@ def test_ask_returns_cited_prediction_and_trajectory(store):
 
 
 def test_ask_writes_the_trajectory_file_it_names(rlm_home, store, tmp_path):
-    """README: `TrajectoryView.from_file(p.trajectory)` after `Session.ask` (it used to be None)."""
+    """docs/guide/notebooks.md: `TrajectoryView.from_file(p.trajectory)` after `Session.ask` (it used to be None)."""
     with Session(store, model="offline") as s:
         p = s.ask("What were 3M's net sales?", budget=Budget(max_steps=4))
         q = s.ask("What was AMD revenue in 2019?", log_dir=tmp_path / "logs")

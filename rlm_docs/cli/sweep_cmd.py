@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "cells not yet finished, and write one combined report to DIR/report."
         ),
     )
-    p.add_argument("spec", metavar="SPEC.toml", help="sweep spec (see the README's sweep section)")
+    p.add_argument("spec", metavar="SPEC.toml", help="sweep spec (see docs/guide/sweeps.md)")
     p.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
     p.add_argument(
         "--dry-run",

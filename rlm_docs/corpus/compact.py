@@ -2,7 +2,7 @@
 
 pdftotext's layout mode pads every line to the page width: centred headings start after forty
 spaces and table cells sit apart by runs of twenty. A model pays for every one of those spaces
-and, in the real-model runs of issue 13, collapsed them by hand before printing. Compact text
+and, in real-model runs, collapsed them by hand before printing. Compact text
 keeps what the layout means and drops the padding: leading and trailing spaces go, a run of two
 or more spaces (or tabs) inside a line becomes exactly two spaces, so table columns stay
 apart and a single space still joins words, and runs of blank lines become one blank line.

@@ -1,5 +1,5 @@
 """The decomposition part of `rlm-docs report`: how each system cut the corpus and whether its
-effort went where it paid (issue 15 §2).
+effort went where it paid.
 
 Given the report's runs it draws what their rows support and says why the rest is absent:
 - the decomposition table (`decomposition_table`) per system, workload and length;

@@ -1,7 +1,7 @@
 """How each system decomposed the corpus, in numbers: the report's decomposition table.
 
-A result row carries its question's decomposition record (issue 15 §1; field names in the
-README's report section): flat columns such as `fanouts` (the batch sizes of its
+A result row carries its question's decomposition record (field names in
+docs/guide/evaluation.md): flat columns such as `fanouts` (the batch sizes of its
 `llm_query_batched` calls), `corpus_share_read` and `strategies`, or the same fields in a
 `decomposition` dict. Rows are grouped per system and, when the questions carry them (generated
 workloads), per `workload` and `target_tokens`, so one table row is one point of the scaling

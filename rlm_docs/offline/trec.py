@@ -15,7 +15,7 @@ sub-model answers classification prompts with these rules, applied in order (fir
 6. **entity**: everything else.
 
 Its accuracy on the 4,151 validated OOLONG TREC questions is measured by
-`benchmarks/bench_scaling.py --classifier` (and reported in the README): it is a floor a real
+`benchmarks/bench_scaling.py --classifier` (and reported in docs/guide/workloads.md): it is a floor a real
 model is expected to beat, and it errs most on the human-being/entity border, like the LLM
 screen in the data set's README.
 """
