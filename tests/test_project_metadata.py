@@ -1,5 +1,6 @@
-"""The licence and citation files agree with the package metadata (pyproject's licence, the
-package version), so a release cannot carry one licence in one place and another elsewhere."""
+"""The licence, citation and changelog files agree with the package metadata (pyproject's
+licence, the package version), so a release cannot carry one licence or version in one place
+and another elsewhere."""
 
 import tomllib
 from pathlib import Path
@@ -25,3 +26,9 @@ def test_citation_file_matches_the_package():
     assert str(citation["version"]) == __version__
     assert citation["license"] == "MIT"
     assert citation["title"].startswith("rlm-docs") and citation["authors"][0]["name"]
+
+
+def test_the_changelog_has_unreleased_changes_and_the_package_version():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert text.startswith("# Changelog\n") and "\n## [Unreleased]\n" in text
+    assert f"\n## [{__version__}] - " in text
