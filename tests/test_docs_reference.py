@@ -1,5 +1,5 @@
 """The reference pages are the code's: docs/cli.md holds every command's `--help` as the parsers
-write it, and docs/configuration.md names every environment variable the package reads."""
+write it, and docs/configuration.md names every environment variable the packages (`rlm_docs`, `sandbox`) read."""
 
 import re
 from pathlib import Path
@@ -20,9 +20,9 @@ def test_the_cli_page_is_the_parsers_help():
 
 
 def _read_variables() -> set[str]:
-    """Every RLM_DOCS_* and provider variable named in the package's source."""
+    """Every RLM_DOCS_* and provider variable named in the source of both packages."""
     found: set[str] = set()
-    for path in (ROOT / "rlm_docs").rglob("*.py"):
+    for path in [*(ROOT / "rlm_docs").rglob("*.py"), *(ROOT / "sandbox").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
         found |= set(
             re.findall(r"\b(RLM_DOCS_[A-Z_]+|(?:OPENAI|MISTRAL)_(?:API_KEY|BASE_URL))\b", text)
