@@ -1,5 +1,6 @@
 """The reference pages are the code's: docs/cli.md holds every command's `--help` as the parsers
-write it, and docs/configuration.md names every environment variable the packages (`rlm_docs`, `sandbox`) read."""
+write it, and docs/configuration.md names every environment variable the packages (`rlm_docs`,
+`sandbox`) read."""
 
 import re
 from pathlib import Path
