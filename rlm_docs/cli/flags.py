@@ -13,28 +13,43 @@ from rlm_docs.number_flags import count, positive_float, positive_int
 
 # (flag, Budget field, argparse type, help): 0 is refused where it would make the run pointless
 # and kept where it means "none of this" (no sub-calls, no recursion).
-_BUDGET_FLAGS = (
-    ("--max-steps", "max_steps", positive_int, "root turns (default 20)"),
-    ("--max-sub-calls", "max_sub_calls", count, "sub-model calls (default 100; 0: none)"),
-    (
-        "--max-input-tokens",
-        "max_input_tokens",
-        positive_int,
-        "input tokens, all calls (default: no limit)",
-    ),
-    ("--max-output-tokens", "max_output_tokens", positive_int, "output tokens (default: no limit)"),
-    ("--max-cost", "max_cost_usd", positive_float, "dollars (default: no limit)"),
-    ("--max-wall", "max_wall_s", positive_float, "wall-clock seconds (default: no limit)"),
-    ("--max-depth", "max_depth", count, "recursion depth of rlm_query (default 1; 0: none)"),
-    ("--concurrency", "max_concurrency", positive_int, "parallel sub-calls (default 8)"),
-)
+# Budget fields that are settings, not effort axes (the axes' flags are declared with them).
+_SETTING_FLAGS = (("--concurrency", "max_concurrency", positive_int, "parallel sub-calls"),)
+
+
+def _budget_flags() -> list[tuple[str, str, Any, str]]:
+    """(flag, Budget field, argparse type, help) of every budget flag: one per limitable axis
+    (`governor.axes`, with its `Budget` default), then the settings."""
+    from dataclasses import fields
+
+    from rlm_docs.governor import Budget
+    from rlm_docs.governor.axes import limits
+
+    defaults = {f.name: f.default for f in fields(Budget)}
+    flags = []
+    for axis in limits():
+        if axis.flag is None or axis.limit is None:
+            continue
+        default = defaults[axis.limit]
+        if default is None:
+            said = "default: no limit"
+        else:
+            said = f"default {default}" + ("; 0: none" if axis.zero_allowed else "")
+        if axis.unit in ("usd", "seconds"):
+            kind: Any = positive_float
+        else:
+            kind = count if axis.zero_allowed else positive_int
+        flags.append((axis.flag, axis.limit, kind, f"{axis.flag_help} ({said})"))
+    for flag, dest, kind, text in _SETTING_FLAGS:
+        flags.append((flag, dest, kind, f"{text} (default {defaults[dest]})"))
+    return flags
 
 
 def add_budget_args(parser: argparse.ArgumentParser, steps: tuple[Any, str] | None = None) -> None:
     """The per-question budget flags (unset flags keep `Budget`'s defaults); `steps` replaces
     the type and help of `--max-steps` (eval's step-limit lists)."""
     group = parser.add_argument_group("budget (per question, including child RLMs)")
-    for flag, dest, kind, text in _BUDGET_FLAGS:
+    for flag, dest, kind, text in _budget_flags():
         if steps is not None and dest == "max_steps":
             kind, text = steps
         group.add_argument(flag, dest=dest, type=kind, default=None, metavar="N", help=text)
@@ -45,7 +60,7 @@ def budget_from_args(args: argparse.Namespace) -> Any:
     from rlm_docs.errors import ConfigError
     from rlm_docs.governor import Budget
 
-    given = {dest: getattr(args, dest) for _, dest, _, _ in _BUDGET_FLAGS}
+    given = {dest: getattr(args, dest) for _, dest, _, _ in _budget_flags()}
     steps = given["max_steps"]
     if isinstance(steps, list):  # eval's `step_limits` type: one limit is a plain budget
         if len(steps) > 1:

@@ -61,6 +61,13 @@ class Axis:
     table's Kuiper measures)."""
     budget_name: str | None = None
     """Its name in budget data and refusals when not `name` (`depth` for `max_depth`)."""
+    flag: str | None = None
+    """For a limit: its command-line flag (`--max-steps`); its help is `flag_help` plus the
+    `Budget` default (`rlm_docs.cli.flags`)."""
+    flag_help: str = ""
+    """What the flag's number counts, for `--help` (`root turns`)."""
+    zero_allowed: bool = False
+    """For a limit: 0 is a valid limit (none of it at all) rather than a mistake."""
 
     @property
     def key(self) -> str:
@@ -96,8 +103,29 @@ def _is_sub(_: Completion, role: str) -> float:
 
 
 AXES: tuple[Axis, ...] = (
-    Axis("steps", "root steps", "root-step", "count", "steps", limit="max_steps", figure=True),
-    Axis("sub_calls", "sub-calls", "sub-call", "count", "call", _is_sub, limit="max_sub_calls"),
+    Axis(
+        "steps",
+        "root steps",
+        "root-step",
+        "count",
+        "steps",
+        limit="max_steps",
+        figure=True,
+        flag="--max-steps",
+        flag_help="root turns",
+    ),
+    Axis(
+        "sub_calls",
+        "sub-calls",
+        "sub-call",
+        "count",
+        "call",
+        _is_sub,
+        limit="max_sub_calls",
+        flag="--max-sub-calls",
+        flag_help="sub-model calls",
+        zero_allowed=True,
+    ),
     Axis(
         "pages_looked",
         "pages read",
@@ -116,6 +144,8 @@ AXES: tuple[Axis, ...] = (
         "call",
         lambda c, _: c.usage.input_tokens,
         limit="max_input_tokens",
+        flag="--max-input-tokens",
+        flag_help="input tokens, all calls",
     ),
     Axis(
         "output_tokens",
@@ -125,6 +155,8 @@ AXES: tuple[Axis, ...] = (
         "call",
         lambda c, _: c.usage.output_tokens,
         limit="max_output_tokens",
+        flag="--max-output-tokens",
+        flag_help="output tokens",
     ),
     Axis(
         "total_tokens",
@@ -164,11 +196,22 @@ AXES: tuple[Axis, ...] = (
         "call",
         lambda c, _: c.cost_usd,
         limit="max_cost_usd",
+        flag="--max-cost",
+        flag_help="dollars",
         scale=1_000_000_000,
         measure=False,
         kuiper=True,
     ),
-    Axis("wall_s", "wall time", "wall-time", "seconds", "clock", limit="max_wall_s"),
+    Axis(
+        "wall_s",
+        "wall time",
+        "wall-time",
+        "seconds",
+        "clock",
+        limit="max_wall_s",
+        flag="--max-wall",
+        flag_help="wall-clock seconds",
+    ),
     Axis(
         "max_depth",
         "recursion depth",
@@ -178,6 +221,9 @@ AXES: tuple[Axis, ...] = (
         limit="max_depth",
         measure=False,
         budget_name="depth",
+        flag="--max-depth",
+        flag_help="recursion depth of rlm_query",
+        zero_allowed=True,
     ),
 )
 """Every axis, in the order tables and records show them."""
