@@ -1,4 +1,5 @@
-"""Whether a table runs on from one page to the next: the hint `page()` adds at a page's end.
+"""Tables in layout text: whether one runs on to the next page (the hint `page()` adds at a
+page's end), and the column header above a row (what `grep` shows with a hit on a row).
 
 A model that reads the page a table starts on does not know the table goes on: a table split
 over two pages cost real-model runs an answer. Layout text shows a table as rows of cells set
@@ -17,6 +18,9 @@ CAPTION_CHARS = 30  # a shorter line above the rows is a running header, a longe
 _GAP = re.compile(r"\s{2,}|\t")
 _NUMBER = re.compile(r"\d")
 _TOTAL = re.compile(r"^\s*total\b", re.I)
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+_OTHER_NUMBER = re.compile(r"\d+")
+HEADER_LOOKBACK = 40  # lines above a row searched for its column header
 _FOOTER = re.compile(r"^(?:page\s*)?[-\s]*\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?[-\s]*$", re.I)
 
 
@@ -53,3 +57,22 @@ def continues(page_text: str, next_text: str) -> bool:
 def hint(next_page: int) -> str:
     """The line `page()` adds to a page whose table continues."""
     return f"[table continues on page {next_page}]"
+
+
+def column_header(lines: list[str], index: int) -> str | None:
+    """The column header of the table row `lines[index]`: the nearest line above it (within
+    HEADER_LOOKBACK lines) whose cells (apart by runs of spaces) name years in two or more of
+    them and no other numbers but short ones (`2018   2017`, `December 31, 2018   2017`; not a
+    sentence that mentions two years). A row's cells say nothing of which column is
+    which period; without the header a model reads the whole page to learn the column order.
+    None when the line is not a row, or no such header is near."""
+    if not is_row(lines[index]):
+        return None
+    for line in reversed(lines[max(0, index - HEADER_LOOKBACK) : index]):
+        cells = _GAP.split(line.strip())
+        if sum(bool(_YEAR.search(cell)) for cell in cells) < 2:  # years in two cells
+            continue
+        others = _OTHER_NUMBER.findall(_YEAR.sub(" ", line))
+        if all(len(number) <= 2 for number in others):
+            return line.strip()
+    return None

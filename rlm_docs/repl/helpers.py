@@ -243,7 +243,8 @@ def make_helpers(
         """Regex search over pages: `[{file, page, line, text, offset}]`, one hit per matching
         line (`line` 1-based within the page text that `page(doc, n, raw)` returns, `offset`
         where the match starts in that text, and `text` the matching line as that text has it,
-        so `page(doc, n).find(hit["text"])` finds it). With
+        so `page(doc, n).find(hit["text"])` finds it); a hit on a table row also has `header`, the
+        row's column header line (years) above it (`tables.column_header`). With
         `context=N`, each hit also has `context`: the N lines before and after, the hit's line
         marked `>`. Case-sensitive Python regex (`(?i)` ignores case), matched per line of the
         text `raw` selects and also across line breaks, which read as one space: a table label
@@ -285,6 +286,9 @@ def make_helpers(
                     hit: dict[str, Any] = {"file": name, "page": number, "line": i + 1}
                     hit["text"] = matched[i][0].strip()[:GREP_LINE_CHARS]
                     hit["offset"] = starts[i] + matched[i][1]
+                    header = tables.column_header(lines, i)
+                    if header is not None:
+                        hit["header"] = header[:GREP_LINE_CHARS]
                     if around > 0:
                         window = range(max(0, i - around), min(len(lines), i + around + 1))
                         hit["context"] = "\n".join(
