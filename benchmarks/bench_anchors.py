@@ -41,6 +41,8 @@ from rlm_docs.corpus import Corpus  # noqa: E402
 from rlm_docs.ingest import ingest  # noqa: E402
 from rlm_docs.repl import CorpusSandbox  # noqa: E402
 from sandbox import Limits, Sandbox, fork_server_pool  # noqa: E402
+from sandbox.confine import process_cpu_s  # noqa: E402
+from sandbox.host import REPLY_SPIN_S  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench"
 PARTS = ("ingest", "search", "cell", "fork")
@@ -173,15 +175,29 @@ def bench_search(data: Path, store: Path, rounds: int) -> None:
 
 
 def bench_cell(cells: int, rounds: int) -> None:
+    """Wall time p50 per cell, and CPU per cell on each side: the host polls for a quick reply
+    before it sleeps (`sandbox.host.REPLY_SPIN_S`), which spends CPU to save wake-ups."""
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
     ours, anchor = [], []
+    host_cpu = worker_cpu = anchor_cpu = 0.0
     with Sandbox(limits=Limits(wall_s=30)) as sb:
         for _ in range(rounds):
+            c0 = time.process_time()
             anchor.append(p50(lambda: shell.run_cell(CELL, store_history=False), cells))
+            c1, w1 = time.process_time(), process_cpu_s(sb.pid)
             ours.append(p50(lambda: sb.run(CELL), cells))
+            anchor_cpu += c1 - c0
+            host_cpu += time.process_time() - c1
+            worker_cpu += process_cpu_s(sb.pid) - w1
     ratio_line("cell", statistics.median(ours), statistics.median(anchor), "ms", 1000)
+    per_cell = 1e6 / (rounds * (cells + 20))  # p50 runs 20 warm-up cells before its samples
+    print(
+        f"       CPU per cell: rlm-docs {host_cpu * per_cell:.0f} us host + "
+        f"{worker_cpu * per_cell:.0f} us worker, anchor {anchor_cpu * per_cell:.0f} us; "
+        f"host polls {REPLY_SPIN_S * 1e6:.0f} us for a reply before it sleeps"
+    )
 
 
 def bench_fork(store: Path, rounds: int) -> None:

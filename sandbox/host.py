@@ -34,6 +34,10 @@ IDLE_CPU_S = 1.0
 # RLIMIT_CPU normally stops the worker first, the host (with CPU_SLACK_S more) if it lifted it.
 CPU_POLL_S = 0.5
 CPU_SLACK_S = 1.0
+# How long the host polls for the worker's next frame before it sleeps (`FrameReader`): a
+# trivial cell's reply comes about 0.1 ms after its request; a longer cell costs the host at
+# most this much extra CPU per frame.
+REPLY_SPIN_S = 100e-6
 _CELL_OPS = ("done", "error")
 _VALUE_OPS = ("value", "error")
 
@@ -168,7 +172,7 @@ class Sandbox:
         self._stat_fd = fds[-1] if len(fds) == 3 else -1
         self._request_id = 0
         self._idle_cpu: float | None = None
-        self._reader = protocol.FrameReader(from_worker_r)
+        self._reader = protocol.FrameReader(from_worker_r, spin_s=REPLY_SPIN_S)
         self._finalizer = weakref.finalize(self, _stop_worker, server, pid, workdir, fds, share)
         try:
             reply = self._reader.read(time.monotonic() + self.limits.start_timeout_s)

@@ -16,6 +16,7 @@ import builtins
 import collections
 import operator
 import string
+import sys
 import types
 import weakref
 from collections.abc import Callable
@@ -358,6 +359,9 @@ def _evaluates_plainly(node: ast.AST) -> bool:
     return not any(isinstance(child, _IMPURE) for child in ast.walk(node))
 
 
+_VISITORS: dict[type, str] = {}
+
+
 class _CellTransformer(RestrictingNodeTransformer):
     """RestrictedPython's transformer, plus `x[k] += v` (counting into a dict is the commonest
     thing a model writes): RestrictedPython refuses augmented assignment of items outright. It
@@ -365,6 +369,15 @@ class _CellTransformer(RestrictingNodeTransformer):
     operator all go through the same guards as the plain statements would. The container and
     key are evaluated twice, so this is only done when that cannot differ from once (no calls);
     otherwise the refusal says what to write instead."""
+
+    def visit(self, node: ast.AST) -> Any:
+        """`ast.NodeVisitor.visit` with the method name made once per node class: the
+        original builds `"visit_" + name` anew for every node, a string the interpreter's
+        attribute cache has never seen, so each lookup walks the transformer's class dicts."""
+        name = _VISITORS.get(type(node))
+        if name is None:
+            name = _VISITORS[type(node)] = sys.intern("visit_" + type(node).__name__)
+        return getattr(self, name, self.generic_visit)(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         target = node.target
@@ -411,7 +424,9 @@ def compile_cell(source: str, filename: str) -> types.CodeType:
         raise RestrictedSyntaxError("; ".join(errors))
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body[-1]
-        call = ast.Call(ast.Name(DISPLAY_HOOK, ast.Load()), [last.value], [])
-        tree.body[-1] = ast.copy_location(ast.Expr(ast.copy_location(call, last)), last)
-    ast.fix_missing_locations(tree)
+        display = ast.Expr(ast.Call(ast.Name(DISPLAY_HOOK, ast.Load()), [last.value], []))
+        copy_locations(display, last)
+        tree.body[-1] = display
+    # Every node the transformer adds carries its location (`copy_locations`, as in
+    # RestrictedPython's own compile), so the tree is not walked again to fix them.
     return compile(tree, filename, "exec")

@@ -3,6 +3,7 @@
 import contextlib
 import os
 import struct
+import threading
 import time
 
 import pytest
@@ -59,6 +60,49 @@ def test_closed_pipe_is_a_protocol_error(pipe):
     os.close(w)
     with pytest.raises(protocol.ProtocolError, match="closed"):
         protocol.FrameReader(r).read()
+
+
+def _select_calls(monkeypatch) -> list[float | None]:
+    """The timeouts of every `select` the protocol module makes from now on."""
+    calls: list[float | None] = []
+    real = protocol.select.select
+
+    def counted(r, w, x, timeout=None):
+        calls.append(timeout)
+        return real(r, w, x, timeout)
+
+    monkeypatch.setattr(protocol.select, "select", counted)
+    return calls
+
+
+def test_a_spinning_reader_takes_a_frame_without_sleeping(pipe, monkeypatch):
+    r, w = pipe
+    calls = _select_calls(monkeypatch)
+    protocol.send(w, {"op": "done", "stdout": "", "error": None})
+    assert protocol.FrameReader(r).read(time.monotonic() + 1)["op"] == "done"
+    assert len(calls) == 1  # the plain reader waits in select even for a frame already there
+    calls.clear()
+    protocol.send(w, {"op": "done", "stdout": "", "error": None})
+    assert protocol.FrameReader(r, spin_s=0.001).read(time.monotonic() + 1)["op"] == "done"
+    assert calls == []
+
+
+def test_a_spinning_reader_sleeps_for_a_frame_that_comes_later(pipe, monkeypatch):
+    r, w = pipe
+    reader = protocol.FrameReader(r, spin_s=0.0001)
+    calls = _select_calls(monkeypatch)
+    frame = protocol.encode({"op": "done", "stdout": "late", "error": None})
+    writer = threading.Timer(0.05, os.write, (w, frame))
+    writer.start()
+    assert reader.read(time.monotonic() + 5)["stdout"] == "late"
+    writer.join()
+    assert len(calls) == 1 and calls[0] > 1  # polled 0.1 ms, then slept until the frame
+    assert reader.read(time.monotonic() + 0.01) is None  # nothing more: the deadline holds
+    threading.Timer(0.05, os.write, (w, frame)).start()
+    assert reader.read()["stdout"] == "late"  # no deadline: waits, as a blocking read would
+    os.close(w)
+    with pytest.raises(protocol.ProtocolError, match="closed"):
+        reader.read(time.monotonic() + 1)
 
 
 def test_output_keeps_everything_under_the_limit():
