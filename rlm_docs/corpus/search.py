@@ -66,7 +66,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(STOPWORDS_EN)
 _STEMMER = Stemmer.Stemmer("english")
 STEM_CACHE = 200_000
-_STEM_CACHE: dict[bytes, str] = {}
+_STEM_CACHE: dict[bytes, str | None] = {}
 _TOKENIZER = {"pattern": _WORD.pattern, "stopwords": "bm25s-en", "stemmer": "snowball-english"}
 
 
@@ -188,12 +188,15 @@ def _plain(retriever: bm25s.BM25) -> bm25s.BM25:
     return retriever
 
 
-def _stem(word: bytes) -> str:
-    """Snowball stem of the ASCII `word`, cached by its bytes (the cache is dropped past
-    STEM_CACHE entries)."""
+def _stem(word: bytes) -> str | None:
+    """Snowball stem of the ASCII `word` if the word starts like it (None if not: see
+    `_term_positions`), cached by its bytes (the cache is dropped past STEM_CACHE entries)."""
     if len(_STEM_CACHE) > STEM_CACHE:
         _STEM_CACHE.clear()
-    stem = _STEM_CACHE[word] = _STEMMER.stemWord(word.decode("ascii"))
+    stem: str | None = _STEMMER.stemWord(word.decode("ascii"))
+    if not word.startswith(stem[: max(2, len(stem) - 1)].encode("ascii")):
+        stem = None
+    _STEM_CACHE[word] = stem
     return stem
 
 
@@ -217,11 +220,14 @@ def _term_positions(low: str, terms: set[str]) -> list[tuple[int, str]]:
     cached = _STEM_CACHE.get
     hits = []
     for match in _term_pattern(frozenset(terms)).finditer(words):
-        word = match.group(1)
-        stem = cached(word) or _stem(word)
         # A word that starts like another term's prefix counts for its own stem only if it
-        # starts like that stem too (what looking for each term's prefix separately finds).
-        if stem in terms and word.startswith(stem[: max(2, len(stem) - 1)].encode("ascii")):
+        # starts like that stem too (what looking for each term's prefix separately finds):
+        # `_stem` gives None for the others.
+        word = match.group(1)
+        stem = cached(word, "")
+        if stem == "":
+            stem = _stem(word)
+        if stem is not None and stem in terms:
             hits.append((match.start(), stem))
     return hits
 
@@ -337,9 +343,11 @@ class Searcher:
         # computed on them alone, from per-page and per-document features. The text score is
         # summed over every page (0 off `rows`) and gathered once: the document's share needs
         # every page's, and one gather costs less than three on four fifths of the pages.
-        text = body.astype(np.float64)
-        if head is not None:
-            text += w.head * head.astype(np.float64)
+        if head is None:
+            text = body.astype(np.float64)
+        else:  # body + head * weight in float64, each cast as the arithmetic runs
+            text = np.multiply(head, w.head, dtype=np.float64)
+            text += body
         scores = text[rows]
         top = scores.max()
         scores /= top

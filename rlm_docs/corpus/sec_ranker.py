@@ -185,13 +185,17 @@ class SecRanker(Ranker):
         plan: Plan,
         w: Ranking,
     ) -> None:
+        # Each weight is added where its kind is (`where=`: one pass, no gathered copy).
         if w.form:
-            scores[kinds == _FORM_KIND] -= w.form
+            np.subtract(scores, w.form, out=scores, where=kinds == _FORM_KIND)
         named, implied = asked_kinds(query)
         for asked, weight in ((named, w.named), (implied - named, w.implied)):
             for name in asked if weight else ():
-                scores[kinds == KINDS.index(name)] += weight
+                np.add(scores, weight, out=scores, where=kinds == KINDS.index(name))
         if plan.fit is not None:  # `rows` ascend, so each fitting document's pages are one slice
-            for d in np.flatnonzero(plan.fit).tolist():
-                a, b = np.searchsorted(rows, (self.first[d], self.first[d] + self.counts[d]))
+            docs = np.flatnonzero(plan.fit)
+            ends = np.searchsorted(
+                rows, np.stack([self.first[docs], self.first[docs] + self.counts[docs]], axis=1)
+            )
+            for d, (a, b) in zip(docs.tolist(), ends.tolist(), strict=True):
                 scores[a:b] += w.filing * plan.fit[d]
