@@ -233,7 +233,7 @@ def parse_query(query: str) -> QueryFacts:
     words = _WORD.findall(low.replace("'s", "").replace("’s", ""))
     grams = set(words)
     for n in (2, 3, 4):
-        grams.update("".join(words[i : i + n]) for i in range(len(words) - n + 1))
+        grams.update(map("".join, zip(*[words[i:] for i in range(n)], strict=False)))
     capitals = {w.lower() for w in re.findall(r"\b[A-Z][A-Za-z0-9]+\b", query)}
     years = {_full_year(a or b) for a, b in _YEARS.findall(low)}
     quarters = set()

@@ -55,9 +55,10 @@ from rlm_docs.errors import CorpusError
 if TYPE_CHECKING:
     from rlm_docs.corpus.corpus import Corpus
 
-__all__ = ["RANKERS", "Ranking", "Searcher", "build_index", "load_index", "snippet"]
+__all__ = ["RANKERS", "Ranking", "Searcher", "build_index", "cutoff", "load_index", "snippet"]
 
 DIVERSE_DEPTH = 4  # pages per hit searched for another document's best page
+CUTOFF_SAMPLE = 16  # every how many scores `cutoff` samples
 KINDS_FILE = "kinds.npy"
 HEAD_CHARS = 300
 RANKERS: dict[str, type[Ranker]] = {"generic": Ranker, "sec": SecRanker}
@@ -360,7 +361,7 @@ class Searcher:
         rank.adjust(query, rows, scores, self.index.kinds[rows], plan, w)
         depth = min(len(rows), DIVERSE_DEPTH * k) if w.diverse else k
         if len(rows) > depth:  # keep every page tied with the cut-off, then order by (score, row)
-            keep = scores >= np.partition(scores, -depth)[-depth]
+            keep = np.flatnonzero(scores >= cutoff(scores, depth))
             rows, scores = rows[keep], scores[keep]
         order = np.lexsort((rows, -scores))
         rows, scores = rows[order], scores[order]
@@ -391,6 +392,17 @@ class Searcher:
         if self._inverse_vocab is None:
             self._inverse_vocab = {i: s for s, i in self.tokenizer.vocab.items()}
         return {self._inverse_vocab[i] for i in qids}
+
+
+def cutoff(scores: np.ndarray, depth: int) -> float:
+    """The `depth`-th largest of `scores` (more than `depth` of them). Partitioning every
+    score moves them all; the `depth`-th largest of every CUTOFF_SAMPLE-th score is a value at
+    least `depth` scores reach, so only the scores from it up are partitioned (same value, in
+    half the time on a FinanceBench query's forty thousand pages)."""
+    sample = scores[::CUTOFF_SAMPLE]
+    if len(sample) >= depth:
+        scores = scores[scores >= np.partition(sample, -depth)[-depth]]
+    return float(np.partition(scores, -depth)[-depth])
 
 
 def ranker_name(corpus: "Corpus") -> str:

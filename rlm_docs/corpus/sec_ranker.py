@@ -99,11 +99,16 @@ def _spell_out(m: re.Match) -> str:
     return f"{m.group(0)} {_ABBREVIATIONS[_ABBR_KEY.sub('', m.group(0).lower())]}"
 
 
+def expand(query: str) -> str:
+    """`query` with fiscal years and finance abbreviations expanded: pages write "2018" and
+    "capital expenditures", questions "FY2018" and "capex"."""
+    return _ABBR.sub(_spell_out, _FISCAL.sub(_with_year, query))
+
+
 def query_text(query: str, drop: frozenset[str] | set[str] = frozenset()) -> str:
-    """The question as search text: fiscal years and finance abbreviations expanded (pages
-    write "capital expenditures", questions "capex"), instruction words and `drop` (the
-    words that named the filing) removed."""
-    return query_words(_ABBR.sub(_spell_out, _FISCAL.sub(_with_year, query)), drop)
+    """The question as search text: fiscal years and finance abbreviations expanded
+    (`expand`), instruction words and `drop` (the words that named the filing) removed."""
+    return query_words(expand(query), drop)
 
 
 class SecRanker(Ranker):
@@ -174,7 +179,8 @@ class SecRanker(Ranker):
         drop: set[str] = set()
         if fit is not None and fit.any() and w.strip:
             drop = naming_words(query, [self.filings[i] for i in np.flatnonzero(fit)])
-        return Plan(query_text(query, drop), query_text(query) if drop else None, fit)
+        text = expand(query)
+        return Plan(query_words(text, drop), query_words(text) if drop else None, fit)
 
     def adjust(
         self,
