@@ -209,18 +209,21 @@ def _term_pattern(terms: frozenset[str]) -> "re.Pattern[bytes]":
     return re.compile(b" ((?:" + b"|".join(map(re.escape, prefixes)) + b")[a-z0-9]*)")
 
 
-def _term_positions(low: str, terms: set[str]) -> list[tuple[int, str]]:
+def _term_positions(
+    low: str, terms: set[str], pattern: "re.Pattern[bytes] | None"
+) -> list[tuple[int, str]]:
     """(offset, stem) of every word of `low` whose stem is in `terms`, in text order. Only
     words starting like a stem are stemmed (a stem is its words' prefix, give or take its last
     letter: "compani" ← "company"). In a copy of `low` with every character that is not a-z or
     0-9 turned into a space (offsets kept: one byte per character), a word start is a space
-    followed by a prefix, so one regular expression lands on the candidates only."""
-    if not terms:
+    followed by a prefix, so one regular expression (`pattern`, `_term_pattern` of `terms`,
+    None for no terms) lands on the candidates only."""
+    if pattern is None:
         return []
     words = b" " + low.encode("ascii", "replace").translate(_NOT_WORD) + b" "
     cached = _STEM_CACHE.get
     hits = []
-    for match in _term_pattern(frozenset(terms)).finditer(words):
+    for match in pattern.finditer(words):
         # A word that starts like another term's prefix counts for its own stem only if it
         # starts like that stem too (what looking for each term's prefix separately finds):
         # `_stem` gives None for the others.
@@ -236,10 +239,17 @@ def _term_positions(low: str, terms: set[str]) -> list[tuple[int, str]]:
 def snippet(text: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
     """About `width` characters of `text` (whitespace collapsed) around the densest cluster of
     query `terms` (stemmed); the page start if none occurs."""
+    return _snippet(text, terms, _term_pattern(frozenset(terms)) if terms else None, width)
+
+
+def _snippet(
+    text: str, terms: set[str], pattern: "re.Pattern[bytes] | None", width: int = SNIPPET_CHARS
+) -> str:
+    """`snippet` with the terms' pattern given: a search finds it once for all its hits."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    hits = _term_positions(flat.lower(), terms)
+    hits = _term_positions(flat.lower(), terms, pattern)
     best, best_n = 0, 0
     j = 0
     window: dict[str, int] = {}  # stems of hits[j : i + 1], counted
@@ -372,6 +382,7 @@ class Searcher:
                 pick = np.concatenate([np.arange(k - 1), other[:1]])
                 rows, scores = rows[pick], scores[pick]
         terms = self._terms(qids)
+        pattern = _term_pattern(frozenset(terms))
         hits = []
         for r, score in zip(rows[:k].tolist(), scores[:k].tolist(), strict=True):
             d = int(self.doc_of_page[r])
@@ -382,7 +393,7 @@ class Searcher:
                     self.corpus._names[d],
                     r - int(self.first[d]) + 1,
                     round(score, 4),
-                    snippet(text, terms),
+                    _snippet(text, terms, pattern),
                     title,
                 )
             )
