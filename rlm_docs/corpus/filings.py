@@ -328,10 +328,11 @@ def naming_words(query: str, filings: list[Filing]) -> set[str]:
     statement of the year asked for carries it in its column heads (measured: dropping them
     cost FinanceBench dev a tenth of its page recall)."""
     keys = {k for f in filings for k in f.companies | f.short}
+    joined = "\0".join(keys)  # a word (no NUL) is in the joined keys iff it is in one key
     out = set()
     words = _WORD.findall(query.lower().replace("'s", "").replace("’s", ""))
     for i, w in enumerate(words):
-        if any(w in k for k in keys) and (len(w) >= 2 or w in keys) or _FORM_WORD.match(w):
+        if w in joined and (len(w) >= 2 or w in keys) or _FORM_WORD.match(w):
             out.add(w)
         elif w in ("8", "10", "20") and words[i + 1 : i + 2] in (["k"], ["q"], ["f"]):
             out.add(w)  # "8-K": the number of a form name

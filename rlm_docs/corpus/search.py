@@ -356,8 +356,9 @@ class Searcher:
         # every page's, and one gather costs less than three on four fifths of the pages.
         if head is None:
             text = body.astype(np.float64)
-        else:  # body + head * weight in float64, each cast as the arithmetic runs
-            text = np.multiply(head, w.head, dtype=np.float64)
+        else:
+            text = head.astype(np.float64)
+            text *= w.head
             text += body
         scores = text[rows]
         top = scores.max()
