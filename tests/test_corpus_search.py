@@ -1,8 +1,11 @@
 """BM25 page search: ranking, the document filter, the name boost, snippets, and the stored
 index giving the same results as an in-memory one."""
 
+import string
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rlm_docs.corpus import Corpus, Hit
@@ -14,7 +17,7 @@ from rlm_docs.corpus.filings import (
     parse_query,
     period_match,
 )
-from rlm_docs.corpus.search import Ranking, snippet
+from rlm_docs.corpus.search import LOWER_TO_ASCII, Ranking, cutoff, snippet, word_bytes
 from rlm_docs.errors import CorpusError
 
 FILLER = "The company discussed general business matters and other items. " * 3
@@ -110,6 +113,43 @@ def test_snippet_centres_on_matching_terms() -> None:
     assert "Capital expenditures were $1,577 million." in s
     assert s.startswith("…") and s.endswith("…") and len(s) <= 202
     assert snippet("short page", {"x"}) == "short page"
+
+
+def test_snippet_is_the_same_when_its_words_are_cached() -> None:
+    text = ("filler words here " * 40) + "Companies reported company revenues." + (" tail" * 60)
+    first = snippet(text, {"compani", "revenu"})
+    assert "Companies reported company revenues." in first
+    assert snippet(text, {"compani", "revenu"}) == first  # the words' stems now cached
+
+
+def test_word_bytes_lowers_like_str_lower() -> None:
+    # Lowering after encoding is only right for the characters that do not lower into ASCII
+    # or into two characters: exactly LOWER_TO_ASCII, over every code point.
+    changed = "".join(
+        c
+        for c in map(chr, range(128, sys.maxunicode + 1))
+        if (low := c.lower()) != c and (len(low) != 1 or low.isascii())
+    )
+    assert changed == LOWER_TO_ASCII
+    keep = string.ascii_lowercase + string.digits
+    for text in (
+        "Net SALES (2018): $1,234.5 million",
+        "Café Ünïcode — “quoted” 10-K’s\u00a0figures",
+        "İSTANBUL 5 \u212aELVIN Kelvin",
+        "",
+    ):
+        assert word_bytes(text) == bytes(ord(c) if c in keep else 32 for c in text.lower())
+
+
+def test_cutoff_is_the_depth_th_largest_score() -> None:
+    rng = np.random.default_rng(0)
+    for n, depth in ((41, 40), (100, 40), (639, 40), (640, 40), (5000, 40), (43000, 4), (50, 1)):
+        for scores in (
+            rng.random(n),
+            rng.integers(0, 3, n).astype(np.float64),  # many ties at the cut-off
+            np.sort(rng.random(n)),  # the sample holds the smallest of each stride
+        ):
+            assert cutoff(scores, depth) == np.sort(scores)[-depth]
 
 
 def test_stored_index_matches_in_memory(corpus: Corpus, tmp_path: Path) -> None:

@@ -75,6 +75,20 @@ _TOKENIZER = {"pattern": _WORD.pattern, "stopwords": "bm25s-en", "stemmer": "sno
 # by `bytes.translate` and `bytes.split` at about half the cost of the regular expression (a
 # non-ASCII character becomes "?" and so splits words as it does for `_WORD`).
 _NOT_WORD = bytes(c if c in b"abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
+# Lowercasing is done on those bytes too (A-Z become a-z): `str.lower` costs more than the
+# rest, and it turns only two non-ASCII characters into ASCII or into two characters
+# (`LOWER_TO_ASCII`, checked against every code point by the tests); a text holding neither
+# gives the same bytes either way.
+LOWER_TO_ASCII = "\u0130\u212a"  # İ → "i̇", the Kelvin sign → "k"
+_LOWER_NOT_WORD = bytes(range(256)).lower().translate(_NOT_WORD)
+
+
+def word_bytes(text: str) -> bytes:
+    """`text` lowercased as ASCII bytes, one per character, with every byte that is not a-z or
+    0-9 a space (non-ASCII characters included)."""
+    if any(c in text for c in LOWER_TO_ASCII):
+        return text.lower().encode("ascii", "replace").translate(_NOT_WORD)
+    return text.encode("ascii", "replace").translate(_LOWER_NOT_WORD)
 
 
 class Tokenizer:
@@ -98,7 +112,7 @@ class Tokenizer:
                 self._ids[raw] = -1
 
     def ids(self, text: str, grow: bool = True) -> list[int]:
-        words = text.lower().encode("ascii", "replace").translate(_NOT_WORD).split()
+        words = word_bytes(text).split()
         fresh = set(words).difference(self._ids)
         if fresh:
             self._learn(fresh, grow)
@@ -194,11 +208,10 @@ def _stem(word: bytes) -> str | None:
     `_term_positions`), cached by its bytes (the cache is dropped past STEM_CACHE entries)."""
     if len(_STEM_CACHE) > STEM_CACHE:
         _STEM_CACHE.clear()
-    stem: str | None = _STEMMER.stemWord(word.decode("ascii"))
-    if not word.startswith(stem[: max(2, len(stem) - 1)].encode("ascii")):
-        stem = None
-    _STEM_CACHE[word] = stem
-    return stem
+    stem = _STEMMER.stemWord(word.decode("ascii"))
+    own = stem if word.startswith(stem[: max(2, len(stem) - 1)].encode("ascii")) else None
+    _STEM_CACHE[word] = own
+    return own
 
 
 @functools.lru_cache(maxsize=64)
@@ -210,17 +223,17 @@ def _term_pattern(terms: frozenset[str]) -> "re.Pattern[bytes]":
 
 
 def _term_positions(
-    low: str, terms: set[str], pattern: "re.Pattern[bytes] | None"
+    text: str, terms: set[str], pattern: "re.Pattern[bytes] | None"
 ) -> list[tuple[int, str]]:
-    """(offset, stem) of every word of `low` whose stem is in `terms`, in text order. Only
+    """(offset, stem) of every word of `text` whose stem is in `terms`, in text order. Only
     words starting like a stem are stemmed (a stem is its words' prefix, give or take its last
-    letter: "compani" ← "company"). In a copy of `low` with every character that is not a-z or
-    0-9 turned into a space (offsets kept: one byte per character), a word start is a space
+    letter: "compani" ← "company"). In `word_bytes(text)` (every character that is not a-z or
+    0-9 a space, offsets kept: one byte per character), a word start is a space
     followed by a prefix, so one regular expression (`pattern`, `_term_pattern` of `terms`,
     None for no terms) lands on the candidates only."""
     if pattern is None:
         return []
-    words = b" " + low.encode("ascii", "replace").translate(_NOT_WORD) + b" "
+    words = b" " + word_bytes(text) + b" "
     cached = _STEM_CACHE.get
     hits = []
     for match in pattern.finditer(words):
@@ -249,7 +262,7 @@ def _snippet(
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    hits = _term_positions(flat.lower(), terms, pattern)
+    hits = _term_positions(flat, terms, pattern)
     best, best_n = 0, 0
     j = 0
     window: dict[str, int] = {}  # stems of hits[j : i + 1], counted

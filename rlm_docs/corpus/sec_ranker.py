@@ -90,12 +90,12 @@ def sec_collection(names: Sequence[str], metadata: Sequence[dict[str, object]]) 
     return bool(names) and 2 * forms >= len(names)
 
 
-def _with_year(m: re.Match) -> str:
+def _with_year(m: re.Match[str]) -> str:
     year = m.group(1)
     return f"{m.group(0)} {year if len(year) == 4 else '20' + year}"
 
 
-def _spell_out(m: re.Match) -> str:
+def _spell_out(m: re.Match[str]) -> str:
     return f"{m.group(0)} {_ABBREVIATIONS[_ABBR_KEY.sub('', m.group(0).lower())]}"
 
 
