@@ -1,12 +1,14 @@
 """BM25 page search: ranking, the document filter, the name boost, snippets, and the stored
 index giving the same results as an in-memory one."""
 
+import re
 import string
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import Stemmer
 
 from rlm_docs.corpus import Corpus, Hit
 from rlm_docs.corpus.filings import (
@@ -17,7 +19,15 @@ from rlm_docs.corpus.filings import (
     parse_query,
     period_match,
 )
-from rlm_docs.corpus.search import LOWER_TO_ASCII, Ranking, cutoff, snippet, word_bytes
+from rlm_docs.corpus.search import (
+    LOWER_TO_ASCII,
+    Ranking,
+    _term_positions,
+    _term_prefixes,
+    cutoff,
+    snippet,
+    word_bytes,
+)
 from rlm_docs.errors import CorpusError
 
 FILLER = "The company discussed general business matters and other items. " * 3
@@ -120,6 +130,21 @@ def test_snippet_is_the_same_when_its_words_are_cached() -> None:
     first = snippet(text, {"compani", "revenu"})
     assert "Companies reported company revenues." in first
     assert snippet(text, {"compani", "revenu"}) == first  # the words' stems now cached
+
+
+def test_term_positions_count_each_word_once_under_its_own_stem() -> None:
+    # "in" and "incom" share the prefix " in": "income" is found by both prefixes' scans and
+    # must count once, for "incom"; "inch" starts like "in" but stems to "inch".
+    text = "Income in 2022 rose; inches and INCOMES, within income."
+    terms = {"in", "incom", "2022"}
+    expected = []
+    words = word_bytes(text)
+    for m in re.finditer(rb"[a-z0-9]+", words):
+        stem = Stemmer.Stemmer("english").stemWord(m.group().decode())
+        if stem in terms and m.group().startswith(stem[: max(2, len(stem) - 1)].encode()):
+            expected.append((m.start(), stem))
+    assert _term_positions(text, _term_prefixes(terms)) == expected
+    assert [stem for _, stem in expected] == ["incom", "in", "2022", "incom", "incom"]
 
 
 def test_word_bytes_lowers_like_str_lower() -> None:
