@@ -228,6 +228,10 @@ def main() -> int:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)} (choose from {', '.join(PARTS)})")
+    if args.store is not None and not (args.store / "manifest.json").is_file():
+        parser.error(
+            f"--store {args.store}: no corpus store there (write one with `rlm-docs ingest`)"
+        )
     if not (args.data / "text").is_dir():
         print(f"FinanceBench not found at {args.data}; nothing to measure (pass --data)")
         return 0

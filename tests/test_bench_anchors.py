@@ -66,3 +66,15 @@ def test_absent_data_set_is_a_message_not_a_failure(tmp_path: Path) -> None:
     result = run([sys.executable, str(SCRIPT), "--data", str(tmp_path / "missing")])
     assert result.returncode == 0
     assert "nothing to measure" in result.stdout
+
+
+def test_a_store_that_is_not_there_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    data = small_data_set(tmp_path / "data")
+    missing = tmp_path / "no-store"
+    result = run([sys.executable, str(SCRIPT), "--data", str(data), "--store", str(missing)])
+    assert result.returncode == 2
+    last = result.stderr.splitlines()[-1]
+    assert last.endswith(
+        f"--store {missing}: no corpus store there (write one with `rlm-docs ingest`)"
+    )
+    assert "Traceback" not in result.stderr
