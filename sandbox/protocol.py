@@ -107,13 +107,12 @@ class FrameReader:
         """Read more bytes; False if the deadline passed first. Raises ProtocolError on EOF."""
         chunk = self._spin(deadline) if self.spin_s else None
         if chunk is None:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return False
-            if (remaining is not None or self.spin_s) and not select.select(
-                [self.fd], [], [], remaining
-            )[0]:
-                return False
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                    return False
+            elif self.spin_s:  # a non-blocking fd: wait for data as a blocking read would
+                select.select([self.fd], [], [])
             chunk = os.read(self.fd, READ_BYTES)
         if not chunk:
             raise ProtocolError("pipe closed")
