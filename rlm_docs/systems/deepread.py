@@ -21,6 +21,7 @@ tagged `locate-then-read` in the decomposition record.
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rlm_docs.call_purpose import Purpose
@@ -38,7 +39,7 @@ from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, tu
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
-from rlm_docs.systems.tool_loop import finish_agent, run_turns, unique_pages
+from rlm_docs.systems.tool_loop import finish_agent, run_turns, tagged_after, unique_pages
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_tokens
 
@@ -217,18 +218,9 @@ class DeepRead:
         trajectory = new_trajectory(
             self.config, self.name, question, max_iterations=self.options.max_iterations
         )
-        located = False
-
-        def retrieve(query: str, record: Iteration) -> str:
-            nonlocal located
-            located = True
-            return self._retrieve(index, query, record)
-
-        def read_section(args: str, record: Iteration) -> str:
-            if located:
-                record.extra["tags"] = [LOCATE_THEN_READ]
-            return self._read_section(args, record)
-
+        retrieve, read_section = tagged_after(
+            partial(self._retrieve, index), self._read_section, LOCATE_THEN_READ
+        )
         tools = {"RETRIEVE": retrieve, "READ_SECTION": read_section}
         out = run_turns(
             self.client,

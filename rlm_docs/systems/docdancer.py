@@ -22,6 +22,7 @@ after a search is tagged `search-then-read`.
 import json
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import coordinates
@@ -39,7 +40,7 @@ from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, tu
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
-from rlm_docs.systems.tool_loop import finish_agent, run_turns, unique_pages
+from rlm_docs.systems.tool_loop import finish_agent, run_turns, tagged_after, unique_pages
 from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more tools. Reply now with only the JSON answer."
@@ -178,18 +179,9 @@ class DocDancer:
         )
         reads = Purpose("sub", self.name, "docdancer-read", question.question)
         host = HostFunctions(governor, self.sub_client, corpus=self.corpus, purpose=reads)
-        searched = False
-
-        def search(args: str, record: Iteration) -> str:
-            nonlocal searched
-            searched = True
-            return self._search(docs, args, record)
-
-        def read(args: str, record: Iteration) -> str:
-            if searched:
-                record.extra["tags"] = [SEARCH_THEN_READ]
-            return self._read(host, args, record)
-
+        search, read = tagged_after(
+            partial(self._search, docs), partial(self._read, host), SEARCH_THEN_READ
+        )
         out = run_turns(
             self.client,
             governor,

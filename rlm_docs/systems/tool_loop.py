@@ -107,6 +107,25 @@ def run_turns(
     return Outcome(final, stop_reason, axis, error, raw if final is not None else "")
 
 
+def tagged_after(first: Tool, then: Tool, tag: str) -> tuple[Tool, Tool]:
+    """`first` and `then` as a pair of tools where each `then` turn taken after a `first` turn
+    carries the strategy tag `tag` (locate-then-read, search-then-read: what the decomposition
+    record counts)."""
+    used = False
+
+    def run_first(args: str, record: Iteration) -> str:
+        nonlocal used
+        used = True
+        return first(args, record)
+
+    def run_then(args: str, record: Iteration) -> str:
+        if used:
+            record.extra["tags"] = [tag]
+        return then(args, record)
+
+    return run_first, run_then
+
+
 def finish_agent(
     config: SystemConfig,
     corpus: Any,
