@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus.render import page_block
 from rlm_docs.engine.prediction import Prediction
 from rlm_docs.engine.records import Iteration
@@ -17,11 +16,11 @@ from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
 from rlm_docs.offline.baselines import bm25_agent_reply
 from rlm_docs.questions import Question
-from rlm_docs.systems.base import SystemConfig, new_trajectory
+from rlm_docs.systems.base import SystemConfig
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, turns_bound
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
-from rlm_docs.systems.tool_loop import finish_agent, run_turns
+from rlm_docs.systems.tool_loop import answer_with_tools
 from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more searches. Reply now with only the JSON answer."
@@ -79,26 +78,19 @@ class Bm25Agent:
             max_iterations=self.max_iterations,
             answer_format=answer_format("the page label"),
         )
-        messages = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": question.question},
-        ]
-        trajectory = new_trajectory(
-            self.config, self.name, question, max_iterations=self.max_iterations
-        )
-        tools = {"SEARCH": self._tool_search}
-        purpose = Purpose("root", self.name, "bm25-agent", question.question)
-        out = run_turns(
+        return answer_with_tools(
+            self.config,
             self.client,
+            self.name,
+            question,
             governor,
-            trajectory,
-            messages,
-            tools,
+            system,
+            {"SEARCH": self._tool_search},
             self.max_iterations,
             LAST_TURN,
-            purpose,
+            "bm25-agent",
+            start,
         )
-        return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 
 
 def _calls(budget: Budget, options: Bm25Options) -> Bound:

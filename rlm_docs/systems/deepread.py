@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from rlm_docs.call_purpose import Purpose
 from rlm_docs.corpus import coordinates
 from rlm_docs.corpus.coordinates import Paragraph, ParagraphIndex
 from rlm_docs.engine.prediction import Prediction
@@ -34,12 +33,12 @@ from rlm_docs.governor import Budget, Governor
 from rlm_docs.models import make_client
 from rlm_docs.offline.deepread import deepread_reply
 from rlm_docs.questions import Question
-from rlm_docs.systems.base import SystemConfig, new_trajectory
+from rlm_docs.systems.base import SystemConfig
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, turns_bound
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
-from rlm_docs.systems.tool_loop import finish_agent, run_turns, tagged_after, unique_pages
+from rlm_docs.systems.tool_loop import answer_with_tools, tagged_after, unique_pages
 from rlm_docs.templates import render
 from rlm_docs.tokens import count_tokens
 
@@ -211,28 +210,23 @@ class DeepRead:
             max_iterations=self.options.max_iterations,
             answer_format=answer_format("the table of contents"),
         )
-        messages = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": question.question},
-        ]
-        trajectory = new_trajectory(
-            self.config, self.name, question, max_iterations=self.options.max_iterations
-        )
         retrieve, read_section = tagged_after(
             partial(self._retrieve, index), self._read_section, LOCATE_THEN_READ
         )
         tools = {"RETRIEVE": retrieve, "READ_SECTION": read_section}
-        out = run_turns(
+        return answer_with_tools(
+            self.config,
             self.client,
+            self.name,
+            question,
             governor,
-            trajectory,
-            messages,
+            system,
             tools,
             self.options.max_iterations,
             LAST_TURN,
-            Purpose("root", self.name, "deepread", question.question),
+            "deepread",
+            start,
         )
-        return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 
 
 def _calls(budget: Budget, options: DeepReadOptions) -> Bound:

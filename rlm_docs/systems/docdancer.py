@@ -35,12 +35,12 @@ from rlm_docs.errors import CorpusError
 from rlm_docs.governor import Budget, BudgetExceeded, Governor
 from rlm_docs.offline.docdancer import docdancer_reply, summariser_reply
 from rlm_docs.questions import Question
-from rlm_docs.systems.base import SystemConfig, new_trajectory
+from rlm_docs.systems.base import SystemConfig
 from rlm_docs.systems.declaration import Bound, Declaration, Reading, option, turns_bound
 from rlm_docs.systems.registry import register
 from rlm_docs.systems.replies import answer_format
 from rlm_docs.systems.scope import question_documents
-from rlm_docs.systems.tool_loop import finish_agent, run_turns, tagged_after, unique_pages
+from rlm_docs.systems.tool_loop import answer_with_tools, tagged_after, unique_pages
 from rlm_docs.templates import render
 
 LAST_TURN = "This is your last turn: no more tools. Reply now with only the JSON answer."
@@ -170,29 +170,24 @@ class DocDancer:
             max_iterations=self.options.max_iterations,
             answer_format=answer_format("the search results"),
         )
-        messages = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": question.question},
-        ]
-        trajectory = new_trajectory(
-            self.config, self.name, question, max_iterations=self.options.max_iterations
-        )
         reads = Purpose("sub", self.name, "docdancer-read", question.question)
         host = HostFunctions(governor, self.sub_client, corpus=self.corpus, purpose=reads)
         search, read = tagged_after(
             partial(self._search, docs), partial(self._read, host), SEARCH_THEN_READ
         )
-        out = run_turns(
+        return answer_with_tools(
+            self.config,
             self.client,
+            self.name,
+            question,
             governor,
-            trajectory,
-            messages,
+            system,
             {"SEARCH": search, "READ": read},
             self.options.max_iterations,
             LAST_TURN,
-            Purpose("root", self.name, "docdancer", question.question),
+            "docdancer",
+            start,
         )
-        return finish_agent(self.config, self.corpus, trajectory, governor, question, out, start)
 
 
 def _calls(budget: Budget, options: DocDancerOptions) -> Bound:

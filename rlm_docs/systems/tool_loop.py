@@ -24,7 +24,7 @@ from rlm_docs.engine.records import Iteration
 from rlm_docs.engine.trajectory import TrajectoryWriter
 from rlm_docs.governor import BudgetExceeded, Governor
 from rlm_docs.questions import Question
-from rlm_docs.systems.base import SystemConfig, finish, turn_usage
+from rlm_docs.systems.base import SystemConfig, finish, new_trajectory, turn_usage
 from rlm_docs.systems.replies import Reply, read_reply
 
 # A tool: its arguments and the turn's record (to note what it returned) -> the text shown.
@@ -105,6 +105,32 @@ def run_turns(
         trajectory.close(record)
     final = reply if reply is not None and reply.tool is None else None
     return Outcome(final, stop_reason, axis, error, raw if final is not None else "")
+
+
+def answer_with_tools(
+    config: SystemConfig,
+    client: Any,
+    name: str,
+    question: Question,
+    governor: Governor,
+    system: str,
+    tools: Mapping[str, Tool],
+    max_turns: int,
+    last_turn: str,
+    prompt: str,
+    start: float,
+) -> Prediction:
+    """A tool agent's whole question: its `system` prompt and the question as the first
+    messages, a trajectory in the engine's format, the turns (`run_turns`, every call for
+    `Purpose("root", name, prompt, ...)`) and the prediction (`finish_agent`)."""
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": question.question},
+    ]
+    trajectory = new_trajectory(config, name, question, max_iterations=max_turns)
+    purpose = Purpose("root", name, prompt, question.question)
+    out = run_turns(client, governor, trajectory, messages, tools, max_turns, last_turn, purpose)
+    return finish_agent(config, config.corpus, trajectory, governor, question, out, start)
 
 
 def tagged_after(first: Tool, then: Tool, tag: str) -> tuple[Tool, Tool]:
