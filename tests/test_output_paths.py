@@ -1,6 +1,6 @@
 """Output checks when several processes check the same missing directory at once (two evals
 on a fresh RLM_DOCS_HOME): each check passes and leaves nothing behind, while a file system
-that refuses new entries is still an error."""
+that refuses new entries, or a dangling symlink on the way, is still an error."""
 
 import multiprocessing
 import os
@@ -36,8 +36,7 @@ def test_concurrent_checks_of_one_missing_directory_all_pass(tmp_path):
     for w in workers:
         w.join(timeout=30)
     assert found == ["", "", "", ""]
-    # no probe file is left; a directory another check made under this one may remain (empty)
-    assert [p for p in (tmp_path / "home").rglob("*") if not p.is_dir()] == []
+    assert not (tmp_path / "home").exists()  # the checks proved the path and made nothing
 
 
 def test_a_file_system_that_refuses_new_entries_is_still_an_error():
@@ -45,3 +44,14 @@ def test_a_file_system_that_refuses_new_entries_is_still_an_error():
         pytest.skip("needs /proc")
     with pytest.raises(ConfigError, match=r"--out /proc/nope: cannot write in /proc/nope"):
         check_output_dir("/proc/nope", "--out")
+
+
+def test_a_dangling_symlink_on_the_way_is_an_error_not_a_loop(tmp_path):
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    with pytest.raises(ConfigError, match=r"--out .*link/run: cannot write in .*link/run"):
+        check_output_dir(tmp_path / "link" / "run", "--out")
+
+
+def test_a_check_of_a_missing_directory_creates_nothing(tmp_path):
+    check_output_dir(tmp_path / "home" / "a" / "b", "--out")
+    assert list(tmp_path.iterdir()) == []
