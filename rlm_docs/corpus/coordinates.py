@@ -24,9 +24,8 @@ from typing import Any
 
 import bm25s
 import numpy as np
-from bm25s.tokenization import Tokenized
 
-from rlm_docs.corpus.search import Tokenizer
+from rlm_docs.corpus.search import Tokenizer, bm25_index
 from rlm_docs.corpus.sec_ranker import query_text
 from rlm_docs.corpus.sections import Heading, find_headings, outline, paragraphs
 from rlm_docs.errors import CorpusError
@@ -193,9 +192,7 @@ class ParagraphIndex:
                 ]
         self.tokenizer = Tokenizer()
         ids = [self.tokenizer.ids(p.text) for *_, p in self.where]
-        self.bm25 = bm25s.BM25()
-        if self.where:
-            self.bm25.index(Tokenized(ids=ids, vocab=self.tokenizer.vocab), show_progress=False)
+        self.bm25 = bm25_index(ids, self.tokenizer.vocab) if self.where else bm25s.BM25()
 
     def search(self, query: str, k: int) -> list[Hit]:
         """The top `k` paragraphs holding a query term, best first (ties in document order)."""

@@ -135,15 +135,19 @@ def page_head(text: str) -> str:
     return " ".join(text[: HEAD_CHARS * 8].split())[:HEAD_CHARS]
 
 
-def _bm25(ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25:
+def bm25_index(ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25:
+    """A BM25 index over token ids. Entries that hold no word at all (a corpus of blank or
+    one-letter pages) leave bm25s an average length of 0: it divides 0 by 0 for terms no entry
+    has, so numpy's warning about it is silenced rather than shown to the user."""
     retriever = bm25s.BM25()
-    retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
     return retriever
 
 
 def _head_index(texts: Sequence[str], tok: "Tokenizer") -> bm25s.BM25:
     # Heading words were all seen in the bodies; a word cut at the edge is simply dropped.
-    return _bm25([tok.ids(page_head(t), grow=False) for t in texts], tok.vocab)
+    return bm25_index([tok.ids(page_head(t), grow=False) for t in texts], tok.vocab)
 
 
 def page_kinds(texts: Sequence[str]) -> np.ndarray:
@@ -159,7 +163,7 @@ def _kinds(kinds: Iterable[str | None]) -> np.ndarray:
 def build_index(texts: Sequence[str], out: Path | None = None) -> Index:
     """Index page `texts`; save to `out` (with the tokenizer settings) when given."""
     tok = Tokenizer()
-    body = _bm25([tok.ids(t) for t in texts], tok.vocab)
+    body = bm25_index([tok.ids(t) for t in texts], tok.vocab)
     head = _head_index(texts, tok)
     heads = [title_and_kind(t) for t in texts]
     titles = PageTitles.of([title for title, _ in heads])
