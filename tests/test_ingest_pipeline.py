@@ -2,7 +2,10 @@
 atomicity on failure, duplicate names."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +183,18 @@ def test_store_inside_a_source_directory_is_not_ingested(src: Path) -> None:
     report = ingest([src], out)
     assert report.skipped == 5 and not report.written
     assert Corpus.load(out).total_pages == 16
+
+
+def test_two_ingests_of_the_same_files_write_identical_stores(src: Path, tmp_path: Path) -> None:
+    """Under different hash seeds (as two runs of `rlm-docs ingest` have): same vocabulary ids,
+    so the same float32 scores and the same order for near-tied pages in every study."""
+    stores = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"store{seed}"
+        subprocess.run(
+            [sys.executable, "-m", "rlm_docs", "ingest", str(src), "--out", str(out)],
+            env={**os.environ, "PYTHONHASHSEED": seed}, check=True, capture_output=True,
+        )  # fmt: skip
+        stores.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    assert sorted(stores[0]) == sorted(stores[1]) and Path("bm25/vocab.index.json") in stores[0]
+    assert [k for k in stores[0] if stores[0][k] != stores[1][k]] == []

@@ -91,14 +91,17 @@ def word_bytes(text: str) -> bytes:
 
 
 class Tokenizer:
-    """Text → stemmed token ids; caches the stem id of every raw word seen."""
+    """Text → stemmed token ids; caches the stem id of every raw word seen. A new stem gets
+    the next id in page order (the new words of a page in sorted order), so two ingests of the
+    same pages give the same vocabulary and bit-identical scores; a set's own order would
+    follow Python's hash randomisation."""
 
     def __init__(self, vocab: dict[str, int] | None = None) -> None:
         self.vocab: dict[str, int] = vocab if vocab is not None else {"": 0}
         self._stemmer = Stemmer.Stemmer("english")
         self._ids: dict[bytes, int] = {}
 
-    def _learn(self, fresh: set[bytes], grow: bool) -> None:
+    def _learn(self, fresh: list[bytes], grow: bool) -> None:
         words = [w.decode("ascii") for w in fresh]
         for raw, w, s in zip(fresh, words, self._stemmer.stemWords(words), strict=True):
             if w in _STOP:
@@ -114,7 +117,7 @@ class Tokenizer:
         words = word_bytes(text).split()
         fresh = set(words).difference(self._ids)
         if fresh:
-            self._learn(fresh, grow)
+            self._learn(sorted(fresh), grow)
         get = self._ids.__getitem__
         return [i for i in map(get, words) if i >= 0]
 
