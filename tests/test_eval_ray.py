@@ -266,13 +266,43 @@ def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tm
     assert len(_recorded_ids(out)) == 18
 
 
+class _HeldForAThird:
+    """A model that, once `hold()` is called, keeps every reply back until three calls wait at
+    once. Each node runs one question (one call) at a time, so a third caller can only be a node
+    that joined: that node is sure to run a question however slowly it starts on a loaded
+    machine, and a node that never starts fails the test after 90 s instead of hanging it."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.released.set()
+        self._lock = threading.Lock()
+        self._waiting = 0
+
+    def hold(self) -> None:
+        self.released.clear()
+
+    def __call__(self, messages):
+        with self._lock:
+            self._waiting += 1
+            if self._waiting >= 3:
+                self.released.set()
+        try:
+            self.released.wait(90)  # under the client's 120 s timeout: no retry doubles a call
+            return fake_model(messages)
+        finally:
+            with self._lock:
+                self._waiting -= 1
+
+
 def test_a_node_that_joins_mid_run_takes_waiting_questions(cluster, env, store, tmp_path):
-    # 24 questions at 1 s per model call, one at a time per node: the two nodes need ~12 s.
-    # A third node joins once the first result is recorded and must run some of the rest.
-    # The driver is a process of its own: Ray adds a node only from a main thread.
+    # 24 questions at 1 s per model call, one at a time per node. A third node joins once the
+    # first result is recorded; from then on the model holds its replies until the new node
+    # asks too, so it must run some of the rest. The driver is a process of its own: Ray adds a
+    # node only from a main thread.
     dataset = _copies(QUESTIONS, 4, tmp_path / "many.jsonl")
     out = env / "joined"
-    with ChatServer(reply=fake_model, latency_s=1.0) as server:
+    model = _HeldForAThird()
+    with ChatServer(reply=model, latency_s=1.0) as server:
         driver = subprocess.Popen(
             [sys.executable, "-m", "rlm_docs", "eval", "--dataset", str(dataset),
              "--corpus", str(store), "--out", str(out), "--no-progress",
@@ -285,6 +315,7 @@ def test_a_node_that_joins_mid_run_takes_waiting_questions(cluster, env, store, 
             if EvalRunDir(out).read_results():
                 break
             time.sleep(0.05)
+        model.hold()
         joiner = cluster.add_node(**NODE_ARGS)
         try:
             raylet = joiner.all_processes["raylet"][0].process.pid
