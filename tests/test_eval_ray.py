@@ -204,7 +204,7 @@ def _copies(questions: Path, n: int, path: Path) -> Path:
     return path
 
 
-def _actor_pids(raylet: int, title: bytes = b"ray::NodeWorker") -> set[int]:
+def _actor_pids(raylet: int) -> set[int]:
     """Processes of the node whose raylet is `raylet` that host a `NodeWorker` actor (Ray
     titles them `ray::NodeWorker`, `ray::NodeWorker.run` while one runs a question; a node's
     worker processes are its raylet's children)."""
@@ -212,35 +212,76 @@ def _actor_pids(raylet: int, title: bytes = b"ray::NodeWorker") -> set[int]:
     for proc in Path("/proc").iterdir():
         try:
             parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == raylet and (proc / "cmdline").read_bytes().startswith(title):
+            if parent == raylet and (proc / "cmdline").read_bytes().startswith(b"ray::NodeWorker"):
                 pids.add(int(proc.name))
         except (OSError, ValueError):
             continue
     return pids
 
 
+class _HeldModel:
+    """A model that, from `hold()` on, keeps replies back until `release()` and says when three
+    calls are held at once (`three_held`). Each node runs one question (one call) at a time, so
+    three held calls are one in flight on each of three nodes: a test can then act on a node
+    with a question surely in flight, however slowly the nodes start on a loaded machine. A
+    held call waits at most 90 s, under the client's 120 s timeout, so no retry doubles it."""
+
+    def __init__(self, release_at_three: bool = False) -> None:
+        self.release_at_three = release_at_three
+        self.three_held = threading.Event()
+        self._released = threading.Event()
+        self._released.set()
+        self._lock = threading.Lock()
+        self._held = 0
+
+    def hold(self) -> None:
+        with self._lock:
+            self._released.clear()
+            self._held = 0
+
+    def release(self) -> None:
+        self._released.set()
+
+    def __call__(self, messages):
+        with self._lock:
+            held = not self._released.is_set()
+            if held:
+                self._held += 1
+                if self._held == 3:
+                    self.three_held.set()
+                    if self.release_at_three:
+                        self._released.set()
+        if held:
+            self._released.wait(90)
+        return fake_model(messages)
+
+
 def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tmp_path):
     # 18 questions (the fixture's 6, three times) at 1 s per model call, one at a time per
-    # node on three nodes; the third node dies once a result is recorded and it runs one.
+    # node on three nodes. Once a result is recorded the model holds its replies; when each
+    # node has a call held, the third node dies with its question in flight, then replies go on.
     dataset = _copies(QUESTIONS, 3, tmp_path / "many.jsonl")
     victim = cluster.add_node(**NODE_ARGS)
     cluster.wait_for_nodes()
     out = env / "killed"
     killed = threading.Event()
-
-    raylet = victim.all_processes["raylet"][0].process.pid
+    held = _HeldModel()
 
     def kill_mid_run():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            recorded = (out / "results.jsonl").exists() and (out / "results.jsonl").read_text()
-            if recorded and _actor_pids(raylet, title=b"ray::NodeWorker.run"):  # busy
+            if (out / "results.jsonl").exists() and (out / "results.jsonl").read_text():
+                break
+            time.sleep(0.05)
+        held.hold()
+        try:
+            if held.three_held.wait(90):
                 cluster.remove_node(victim, allow_graceful=False)
                 killed.set()
-                return
-            time.sleep(0.05)
+        finally:
+            held.release()
 
-    with ChatServer(reply=fake_model, latency_s=1.0) as server:
+    with ChatServer(reply=held, latency_s=1.0) as server:
         killer = threading.Thread(target=kill_mid_run, daemon=True)
         killer.start()
         model = f"openai:fake@{server.base_url}"
@@ -266,42 +307,14 @@ def test_a_node_killed_mid_run_loses_and_repeats_nothing(cluster, env, store, tm
     assert len(_recorded_ids(out)) == 18
 
 
-class _HeldForAThird:
-    """A model that, once `hold()` is called, keeps every reply back until three calls wait at
-    once. Each node runs one question (one call) at a time, so a third caller can only be a node
-    that joined: that node is sure to run a question however slowly it starts on a loaded
-    machine, and a node that never starts fails the test after 90 s instead of hanging it."""
-
-    def __init__(self) -> None:
-        self.released = threading.Event()
-        self.released.set()
-        self._lock = threading.Lock()
-        self._waiting = 0
-
-    def hold(self) -> None:
-        self.released.clear()
-
-    def __call__(self, messages):
-        with self._lock:
-            self._waiting += 1
-            if self._waiting >= 3:
-                self.released.set()
-        try:
-            self.released.wait(90)  # under the client's 120 s timeout: no retry doubles a call
-            return fake_model(messages)
-        finally:
-            with self._lock:
-                self._waiting -= 1
-
-
 def test_a_node_that_joins_mid_run_takes_waiting_questions(cluster, env, store, tmp_path):
     # 24 questions at 1 s per model call, one at a time per node. A third node joins once the
     # first result is recorded; from then on the model holds its replies until the new node
-    # asks too, so it must run some of the rest. The driver is a process of its own: Ray adds a
-    # node only from a main thread.
+    # has a call held too, so it must run some of the rest. The driver is a process of its own:
+    # Ray adds a node only from a main thread.
     dataset = _copies(QUESTIONS, 4, tmp_path / "many.jsonl")
     out = env / "joined"
-    model = _HeldForAThird()
+    model = _HeldModel(release_at_three=True)
     with ChatServer(reply=model, latency_s=1.0) as server:
         driver = subprocess.Popen(
             [sys.executable, "-m", "rlm_docs", "eval", "--dataset", str(dataset),
