@@ -130,7 +130,7 @@ def answer_with_tools(
     trajectory = new_trajectory(config, name, question, max_iterations=max_turns)
     purpose = Purpose("root", name, prompt, question.question)
     out = run_turns(client, governor, trajectory, messages, tools, max_turns, last_turn, purpose)
-    return finish_agent(config, config.corpus, trajectory, governor, question, out, start)
+    return finish_agent(config, trajectory, governor, question, out, start)
 
 
 def tagged_after(first: Tool, then: Tool, tag: str) -> tuple[Tool, Tool]:
@@ -154,7 +154,6 @@ def tagged_after(first: Tool, then: Tool, tag: str) -> tuple[Tool, Tool]:
 
 def finish_agent(
     config: SystemConfig,
-    corpus: Any,
     trajectory: TrajectoryWriter,
     governor: Governor,
     question: Question,
@@ -164,7 +163,7 @@ def finish_agent(
     """The loop's outcome as the question's prediction (citations checked against the
     corpus), with effort and trajectory written by `rlm_docs.systems.base.finish`."""
     final = out.reply or Reply()
-    citations, _ = validate(corpus, final.answer.citations)
+    citations, _ = validate(config.corpus, final.answer.citations)
     prediction = Prediction(
         question=question.question,
         question_id=question.id,
